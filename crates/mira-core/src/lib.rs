@@ -1,0 +1,26 @@
+//! Domain types and pure algorithms of mira. No I/O, no async.
+//!
+//! Store side: [`classify`], [`fingerprint`], [`entities`], [`causal`], [`tags`], [`tokens`].
+//! Recall side: [`expand`], [`fusion`], [`cluster`], [`threshold`], [`rerank`], [`score`],
+//! [`allocate`], [`render`].
+
+pub mod memory;
+pub mod text;
+pub mod tokens;
+
+pub mod causal;
+pub mod classify;
+pub mod entities;
+pub mod fingerprint;
+pub mod tags;
+
+pub mod allocate;
+pub mod cluster;
+pub mod expand;
+pub mod fusion;
+pub mod render;
+pub mod rerank;
+pub mod score;
+pub mod threshold;
+
+pub use memory::{MemoryId, MemoryType, RelationType};

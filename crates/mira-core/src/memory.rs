@@ -1,0 +1,232 @@
+//! Memory types, relation types and identifiers.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+use uuid::Uuid;
+
+/// Identifier of a memory (a UUID v4). Printed as `T0:<uuid>` by recall and timeline.
+pub type MemoryId = Uuid;
+
+/// The kind of a memory; drives the default room, the recency decay and archiving.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryType {
+    /// A choice that was made, with its reasons and rejected options.
+    Decision,
+    /// A statement of how things are (numbers, versions, configuration).
+    Fact,
+    /// A taste or habit of the user.
+    Preference,
+    /// What happened in a working session (the fallback type).
+    SessionNote,
+    /// An error, a crash, a bug and its fix.
+    DebugLog,
+}
+
+impl MemoryType {
+    /// All types, in their canonical order.
+    pub const ALL: [MemoryType; 5] = [
+        MemoryType::Decision,
+        MemoryType::Fact,
+        MemoryType::Preference,
+        MemoryType::SessionNote,
+        MemoryType::DebugLog,
+    ];
+
+    /// The snake_case name used in tool arguments, storage and output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryType::Decision => "decision",
+            MemoryType::Fact => "fact",
+            MemoryType::Preference => "preference",
+            MemoryType::SessionNote => "session_note",
+            MemoryType::DebugLog => "debug_log",
+        }
+    }
+
+    /// The room a memory of this type goes to when none is given.
+    pub fn default_room(self) -> &'static str {
+        match self {
+            MemoryType::Decision => "decisions",
+            MemoryType::Fact => "facts",
+            MemoryType::Preference => "preferences",
+            MemoryType::SessionNote => "session",
+            MemoryType::DebugLog => "debug",
+        }
+    }
+
+    /// The reference's recency decay rate λ per day (recency = e^(−λ·age_days)).
+    pub fn default_decay_rate(self) -> f64 {
+        match self {
+            MemoryType::Decision => 0.001,
+            MemoryType::Fact => 0.005,
+            MemoryType::Preference => 0.01,
+            MemoryType::SessionNote => 0.1,
+            MemoryType::DebugLog => 0.5,
+        }
+    }
+
+    /// The comma-separated list of valid names, for error messages.
+    pub fn valid_names() -> String {
+        Self::ALL.map(|t| t.as_str()).join(", ")
+    }
+}
+
+impl fmt::Display for MemoryType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Error for a memory type name that is not one of [`MemoryType::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown memory type '{0}': valid types are {valid}", valid = MemoryType::valid_names())]
+pub struct UnknownMemoryType(pub String);
+
+impl FromStr for MemoryType {
+    type Err = UnknownMemoryType;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim().to_ascii_lowercase();
+        Self::ALL
+            .into_iter()
+            .find(|t| t.as_str() == wanted)
+            .ok_or_else(|| UnknownMemoryType(s.to_string()))
+    }
+}
+
+/// The relation carried by a causal edge `from → to` (the newer memory is `to`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RelationType {
+    /// `to` happened because of `from`.
+    Because,
+    /// `to` was triggered by (followed) `from`.
+    Triggered,
+    /// `to` contradicts `from`.
+    Contradicts,
+    /// `to` updates (supersedes) `from`.
+    Updates,
+    /// `to` resolves the problem described by `from`.
+    Resolves,
+}
+
+impl RelationType {
+    /// All relation types.
+    pub const ALL: [RelationType; 5] = [
+        RelationType::Because,
+        RelationType::Triggered,
+        RelationType::Contradicts,
+        RelationType::Updates,
+        RelationType::Resolves,
+    ];
+
+    /// The lower-case name stored in the database and printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RelationType::Because => "because",
+            RelationType::Triggered => "triggered",
+            RelationType::Contradicts => "contradicts",
+            RelationType::Updates => "updates",
+            RelationType::Resolves => "resolves",
+        }
+    }
+
+    /// Whether the newer memory replaces the older one (it becomes superseded).
+    pub fn supersedes(self) -> bool {
+        matches!(self, RelationType::Updates | RelationType::Contradicts)
+    }
+}
+
+impl fmt::Display for RelationType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for RelationType {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s)
+            .ok_or_else(|| format!("unknown relation type '{s}'"))
+    }
+}
+
+/// A stored memory as the recall side sees it (T0 text, T1 fingerprint and metadata).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Memory {
+    /// The memory's id.
+    pub id: MemoryId,
+    /// The wing (project) it belongs to.
+    pub wing: String,
+    /// The room (topic) inside the wing.
+    pub room: String,
+    /// Its type.
+    pub memory_type: MemoryType,
+    /// T0: the verbatim text.
+    pub content: String,
+    /// T1: the extracted fingerprint.
+    pub fingerprint: crate::fingerprint::Fingerprint,
+    /// cl100k tokens of `content`.
+    pub token_count: u32,
+    /// When it was stored (or when it happened, for imported memories).
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    /// The session it was stored in, when known.
+    pub session_id: Option<String>,
+    /// Archived memories stay loadable but leave recall and the index.
+    pub archived: bool,
+    /// The newer memory that replaces this one, when superseded.
+    pub superseded_by: Option<MemoryId>,
+}
+
+/// Parses a memory id as printed by mira (`<uuid>`, `T0:<uuid>`, `ID: T0:<uuid>`, case-insensitive prefix).
+pub fn parse_memory_id(raw: &str) -> Result<MemoryId, String> {
+    let mut s = raw.trim();
+    if let Some(rest) = s.strip_prefix("ID:") {
+        s = rest.trim();
+    }
+    for prefix in ["T0:", "F0:", "V0:", "FP:"] {
+        if s.len() >= 3 && s.is_char_boundary(3) && s[..3].eq_ignore_ascii_case(prefix) {
+            s = s[3..].trim();
+            break;
+        }
+    }
+    Uuid::parse_str(s).map_err(|_| {
+        format!(
+            "invalid ID '{raw}': not a memory id. Use the exact ID printed by mira_recall or mira_timeline (a UUID or T0:<uuid>)"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_names_round_trip() {
+        for t in MemoryType::ALL {
+            assert_eq!(t.as_str().parse::<MemoryType>().unwrap(), t);
+        }
+        let err = "bogus".parse::<MemoryType>().unwrap_err().to_string();
+        assert!(err.contains("decision, fact, preference, session_note, debug_log"), "{err}");
+    }
+
+    #[test]
+    fn ids_accept_printed_forms() {
+        let id = Uuid::new_v4();
+        for form in [
+            id.to_string(),
+            format!("T0:{id}"),
+            format!("t0:{id}"),
+            format!("  ID: T0:{id} "),
+        ] {
+            assert_eq!(parse_memory_id(&form).unwrap(), id, "{form}");
+        }
+        assert!(parse_memory_id("T0:abc").unwrap_err().contains("mira_recall"));
+        assert!(parse_memory_id("é").is_err());
+    }
+}

@@ -1,0 +1,1 @@
+//! SOUL, the identity extension of mira (opt-in). Implemented in a later issue.
