@@ -1,1 +1,66 @@
-fn main() {}
+//! Store-side extraction cost per memory: classify + fingerprint + tags, and the cl100k
+//! token counts of the content and of the fingerprint JSON.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use mira_core::{classify, fingerprint, tags, tokens};
+use std::hint::black_box;
+
+const SHORT: &str = "We decided to migrate to PostgreSQL for v2. Rejected: MySQL (not ACID), \
+                     MongoDB (not relational). Reason: ACID and team expertise. Approved by CTO. \
+                     Assigned to Jean.";
+
+const PARAGRAPH: &str = "Following the incident review, the platform team decided to move the \
+    session store from Memcached to Redis 7.2 because the eviction policy kept dropping logins. \
+    The connection pool max is 100 connections and the timeout is 30s. Jean will take care of \
+    the rollout by April 15, 2024; the CTO approved it. See https://wiki.example.com/redis and \
+    OPS-1234. Nous avons aussi décidé d'utiliser PostgreSQL plutôt que MySQL, car l'équipe le \
+    connaît bien. ";
+
+/// About `bytes` of realistic mixed English and French text.
+fn long_text(bytes: usize) -> String {
+    let mut text = PARAGRAPH.repeat(bytes / PARAGRAPH.len() + 1);
+    let mut end = bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text
+}
+
+fn extract_and_count(content: &str) -> (usize, usize, usize) {
+    let memory_type = classify::classify(content);
+    let fp = fingerprint::extract(content, memory_type, 2);
+    let tags = tags::extract_tags(content, &fp);
+    (
+        tokens::count(content),
+        tokens::count(&fp.to_json()),
+        tags.len(),
+    )
+}
+
+fn bench(c: &mut Criterion) {
+    tokens::warm_up();
+    let ten_kib = long_text(10 * 1024);
+    let max = long_text(64 * 1024);
+    let mut group = c.benchmark_group("extract");
+    for (name, text) in [
+        ("short_30_words", SHORT),
+        ("10_kib", ten_kib.as_str()),
+        ("64_kib", max.as_str()),
+    ] {
+        group.bench_function(format!("{name}/extraction"), |b| {
+            b.iter(|| {
+                let content = black_box(text);
+                let fp = fingerprint::extract(content, classify::classify(content), 2);
+                black_box(tags::extract_tags(content, &fp))
+            })
+        });
+        group.bench_function(format!("{name}/extraction+tokens"), |b| {
+            b.iter(|| extract_and_count(black_box(text)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,157 @@
+//! Opening the database: directory, pragmas, migrations, one writer and a small reader pool.
+
+use crate::{migrations, Result, StoreError};
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// SQLite connection settings (the `storage.sqlite` section of the config).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SqliteOptions {
+    /// `PRAGMA journal_mode` (WAL by default).
+    pub journal_mode: String,
+    /// `PRAGMA synchronous` (NORMAL by default: durable in WAL mode across process crashes).
+    pub synchronous: String,
+    /// `PRAGMA cache_size` (negative = KiB).
+    pub cache_size: i64,
+    /// `PRAGMA mmap_size` in bytes.
+    pub mmap_size: i64,
+    /// `PRAGMA temp_store`.
+    pub temp_store: String,
+    /// How long a connection waits for a lock held by another connection or process.
+    pub busy_timeout: Duration,
+    /// Number of read connections.
+    pub readers: usize,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        SqliteOptions {
+            journal_mode: "WAL".into(),
+            synchronous: "NORMAL".into(),
+            cache_size: -64000,
+            mmap_size: 268_435_456,
+            temp_store: "MEMORY".into(),
+            busy_timeout: Duration::from_secs(10),
+            readers: 4,
+        }
+    }
+}
+
+/// The mira database: one writer connection and a pool of readers over one SQLite file.
+pub struct Store {
+    path: PathBuf,
+    writer: Mutex<Connection>,
+    readers: Vec<Mutex<Connection>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+fn check_pragma_word(name: &str, value: &str) -> Result<()> {
+    if value.is_empty() || !value.chars().all(|c| c.is_ascii_alphabetic()) {
+        return Err(StoreError::Corrupt(format!(
+            "invalid value '{value}' for storage.sqlite.{name}: use a plain SQLite keyword such as WAL or NORMAL"
+        )));
+    }
+    Ok(())
+}
+
+fn configure(conn: &Connection, opts: &SqliteOptions, path: &Path) -> Result<()> {
+    conn.busy_timeout(opts.busy_timeout)?;
+    check_pragma_word("journal_mode", &opts.journal_mode)?;
+    check_pragma_word("synchronous", &opts.synchronous)?;
+    check_pragma_word("temp_store", &opts.temp_store)?;
+    let not_db = |e: rusqlite::Error| StoreError::NotADatabase {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    // The first statement that reads the file tells us whether it is a database at all.
+    conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))
+        .map_err(not_db)?;
+    conn.pragma_update(None, "journal_mode", &opts.journal_mode)?;
+    conn.execute_batch(&format!(
+        "PRAGMA synchronous = {}; PRAGMA foreign_keys = ON; PRAGMA cache_size = {}; \
+         PRAGMA mmap_size = {}; PRAGMA temp_store = {};",
+        opts.synchronous, opts.cache_size, opts.mmap_size, opts.temp_store
+    ))?;
+    Ok(())
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path`, applies pending migrations and returns it.
+    pub fn open(path: &Path, opts: &SqliteOptions) -> Result<Store> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|source| StoreError::Directory { path: dir.to_path_buf(), source })?;
+        }
+        if path.is_dir() {
+            return Err(StoreError::NotADatabase {
+                path: path.to_path_buf(),
+                message: "it is a directory".into(),
+            });
+        }
+        let mut writer = Connection::open(path)?;
+        configure(&writer, opts, path)?;
+        migrations::migrate(&mut writer)?;
+        let mut readers = Vec::with_capacity(opts.readers.max(1));
+        for _ in 0..opts.readers.max(1) {
+            let conn = Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+            )?;
+            conn.busy_timeout(opts.busy_timeout)?;
+            conn.execute_batch(&format!(
+                "PRAGMA foreign_keys = ON; PRAGMA cache_size = {}; PRAGMA mmap_size = {};",
+                opts.cache_size, opts.mmap_size
+            ))?;
+            readers.push(Mutex::new(conn));
+        }
+        Ok(Store { path: path.to_path_buf(), writer: Mutex::new(writer), readers })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version applied to the database.
+    pub fn schema_version(&self) -> Result<i64> {
+        self.read(migrations::current_version_readonly)
+    }
+
+    /// Runs `f` inside one IMMEDIATE write transaction, committed when `f` returns `Ok`.
+    pub fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Runs `f` with a read connection from the pool (sees every committed write).
+    pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        // Try each reader without blocking, then wait on one chosen by thread id.
+        for r in &self.readers {
+            if let Ok(conn) = r.try_lock() {
+                return f(&conn);
+            }
+        }
+        let conn = self.readers[0].lock().unwrap_or_else(|p| p.into_inner());
+        f(&conn)
+    }
+
+    /// Size of the database file plus its WAL, in bytes.
+    pub fn size_bytes(&self) -> u64 {
+        let wal = PathBuf::from(format!("{}-wal", self.path.display()));
+        [&self.path, &wal]
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum()
+    }
+}

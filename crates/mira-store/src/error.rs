@@ -1,0 +1,38 @@
+//! Errors of the storage layer.
+
+use std::path::PathBuf;
+
+/// An error from the SQLite store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database directory could not be created or is not writable.
+    #[error("cannot use storage directory {path}: {source}")]
+    Directory {
+        /// The directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file exists but is not a SQLite database (or is corrupt).
+    #[error("{path} is not a mira database (SQLite said: {message}); move it away or point storage.path elsewhere")]
+    NotADatabase {
+        /// The database file.
+        path: PathBuf,
+        /// SQLite's message.
+        message: String,
+    },
+    /// The database was written by a newer mira.
+    #[error("database schema version {found} is newer than this mira supports ({supported}); upgrade mira")]
+    SchemaTooNew {
+        /// Version found in the database.
+        found: i64,
+        /// Latest version this build knows.
+        supported: i64,
+    },
+    /// Stored data could not be decoded.
+    #[error("corrupt stored data: {0}")]
+    Corrupt(String),
+    /// Any other SQLite error.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}

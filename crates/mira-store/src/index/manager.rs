@@ -1,0 +1,720 @@
+//! [`VectorIndexManager`]: the exact index and the HNSW graph kept in step with SQLite.
+
+use super::hnsw::build_threads;
+use super::persist::{self, Expect, Meta};
+use super::source::KeyCensus;
+use super::{ExactIndex, Hit, HnswIndex, IndexEntry, IndexParams, Result, SearchFilter, VectorIndex};
+use crate::Store;
+use chrono::{DateTime, Utc};
+use mira_core::memory::MemoryId;
+use rusqlite::{Connection, OpenFlags};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
+use std::time::{Duration, Instant};
+
+/// What `mira status` shows about the index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexState {
+    /// `"exact"` or `"hnsw"`: the path an unfiltered search takes now.
+    pub kind: &'static str,
+    /// Vectors indexed (live memories with an embedding).
+    pub size: usize,
+    /// Whether the HNSW graph is loaded or built and in step with the exact index.
+    pub ready: bool,
+    /// Whether a load or build of the graph is running.
+    pub building: bool,
+    /// When the graph was last built from scratch (kept across restarts by the meta file).
+    pub last_rebuilt: Option<DateTime<Utc>>,
+    /// Whether the files beside the database hold exactly the current graph.
+    pub persisted: bool,
+    /// Whether the graph came from the persisted files at open (rather than a build).
+    pub loaded: bool,
+    /// Entries added or removed to bring a loaded graph in step with SQLite.
+    pub patched: usize,
+    /// Graph builds from scratch run by this process.
+    pub rebuilds: u64,
+    /// Bytes of memory held: the exact matrix plus usearch's own figure for the graph.
+    pub memory_bytes: usize,
+    /// The parameters in force.
+    pub params: IndexParams,
+}
+
+/// What one [`VectorIndexManager::sync_from_store`] changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SyncReport {
+    /// Whether the database changed since the last sync (if not, nothing was queried).
+    pub changed: bool,
+    /// Entries added.
+    pub added: usize,
+    /// Entries removed.
+    pub removed: usize,
+    /// Whether the full key list had to be compared.
+    pub full_diff: bool,
+}
+
+struct Inner {
+    exact: ExactIndex,
+    hnsw: Option<HnswIndex>,
+    last_rebuilt: Option<DateTime<Utc>>,
+    persisted: bool,
+    loaded: bool,
+    patched: usize,
+    /// Bumped by every change to the indexed set (tells `save` whether it saved the latest).
+    generation: u64,
+}
+
+/// Marks that a graph build or load is running, and lets others wait for it.
+#[derive(Default)]
+struct Gate {
+    busy: Mutex<bool>,
+    idle: Condvar,
+}
+
+impl Gate {
+    fn lock(&self) -> MutexGuard<'_, bool> {
+        self.busy.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn try_enter(&self) -> bool {
+        let mut b = self.lock();
+        !std::mem::replace(&mut *b, true)
+    }
+
+    fn enter(&self) {
+        let mut b = self.lock();
+        while *b {
+            b = self.idle.wait(b).unwrap_or_else(|p| p.into_inner());
+        }
+        *b = true;
+    }
+
+    fn leave(&self) {
+        *self.lock() = false;
+        self.idle.notify_all();
+    }
+
+    fn is_busy(&self) -> bool {
+        *self.lock()
+    }
+
+    /// Waits until no build runs; false on timeout.
+    fn wait_idle(&self, timeout: Duration) -> bool {
+        let b = self.lock();
+        let (b, _) = self.idle.wait_timeout_while(b, timeout, |busy| *busy).unwrap_or_else(|p| p.into_inner());
+        !*b
+    }
+}
+
+/// The vector index of one database: an always-present exact index, an HNSW graph when ready,
+/// persistence beside the database and synchronisation with writes of other processes.
+/// See the [module docs](super) for the design. `Send + Sync`; use it behind the `Arc` that
+/// [`VectorIndexManager::open`] returns, from blocking threads.
+pub struct VectorIndexManager {
+    store: Arc<Store>,
+    dir: PathBuf,
+    params: IndexParams,
+    me: Weak<VectorIndexManager>,
+    inner: RwLock<Inner>,
+    /// Serialises mutations (insert, remove, sync, graph swap); always taken before `inner`.
+    mutation: Mutex<()>,
+    save_lock: Mutex<()>,
+    gate: Arc<Gate>,
+    cancel: Arc<AtomicBool>,
+    rebuilds: AtomicU64,
+    /// Private connection for `PRAGMA data_version`, with the value last synced.
+    watcher: Mutex<Option<(Connection, i64)>>,
+}
+
+impl std::fmt::Debug for VectorIndexManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorIndexManager").field("dir", &self.dir).field("params", &self.params).finish_non_exhaustive()
+    }
+}
+
+impl Drop for VectorIndexManager {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn millis_to_time(ms: i64) -> Option<DateTime<Utc>> {
+    DateTime::from_timestamp_millis(ms)
+}
+
+/// Keys to drop from `graph` and entries to add to it so it covers exactly what `exact` holds.
+fn plan(graph: &HnswIndex, exact: &ExactIndex) -> (Vec<u64>, Vec<IndexEntry>) {
+    let removes = graph.keys().filter(|&k| exact.identity(k) != graph.identity(k)).collect();
+    let adds = exact
+        .keys()
+        .filter(|&k| graph.identity(k) != exact.identity(k))
+        .filter_map(|k| exact.entry(k))
+        .collect();
+    (removes, adds)
+}
+
+fn apply(graph: &mut HnswIndex, removes: Vec<u64>, adds: Vec<IndexEntry>) -> Result<usize> {
+    let n = removes.len() + adds.len();
+    for k in removes {
+        graph.remove_key(k);
+    }
+    for e in adds {
+        graph.insert(e)?;
+    }
+    Ok(n)
+}
+
+/// How a graph came to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    Loaded { built_at: Option<DateTime<Utc>> },
+    Built,
+}
+
+impl VectorIndexManager {
+    /// Opens the index of `store` with its files in `dir` (e.g. `<db dir>/index`).
+    ///
+    /// Builds the exact index from SQLite (every live embedding; rows whose vector is invalid are
+    /// skipped with a warning), then returns at once: a background thread loads the persisted
+    /// graph if its files are intact and consistent with SQLite (patching small differences),
+    /// or else builds it; searches scan exactly meanwhile.
+    pub fn open(store: Arc<Store>, dir: &Path, params: IndexParams) -> Result<Arc<Self>> {
+        let started = Instant::now();
+        let watcher = open_watcher(&store);
+        let entries = store.index_entries()?;
+        let mut exact = ExactIndex::with_capacity(entries.first().map_or(0, |e| e.vector.len()), entries.len());
+        let mut skipped = 0usize;
+        for e in entries {
+            let key = e.key;
+            if let Err(err) = exact.insert(e) {
+                skipped += 1;
+                tracing::warn!("vector index: skipping memory seq {key}: {err}");
+            }
+        }
+        tracing::info!(
+            "vector index: {} vectors read from SQLite in {:.0} ms{}",
+            exact.len(),
+            started.elapsed().as_secs_f64() * 1e3,
+            if skipped > 0 { format!(" ({skipped} skipped)") } else { String::new() }
+        );
+        let mgr = Arc::new_cyclic(|me| VectorIndexManager {
+            store,
+            dir: dir.to_path_buf(),
+            params: params.sanitised(),
+            me: me.clone(),
+            inner: RwLock::new(Inner {
+                exact,
+                hnsw: None,
+                last_rebuilt: None,
+                persisted: false,
+                loaded: false,
+                patched: 0,
+                generation: 0,
+            }),
+            mutation: Mutex::new(()),
+            save_lock: Mutex::new(()),
+            gate: Arc::new(Gate::default()),
+            cancel: Arc::new(AtomicBool::new(false)),
+            rebuilds: AtomicU64::new(0),
+            watcher: Mutex::new(watcher),
+        });
+        mgr.gate.enter();
+        mgr.spawn_background(true);
+        Ok(mgr)
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, Inner> {
+        self.inner.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Inner> {
+        self.inner.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Starts the background load-or-build; the caller has entered the gate.
+    fn spawn_background(&self, try_load: bool) {
+        let (me, gate, cancel) = (self.me.clone(), self.gate.clone(), self.cancel.clone());
+        let spawned = std::thread::Builder::new().name("mira-index".into()).spawn(move || {
+            let outcome = background(&me, try_load, &cancel);
+            gate.leave();
+            match outcome {
+                // Vectors may have arrived while the gate was held: build them now.
+                Ok(true) => {
+                    if let Some(mgr) = me.upgrade() {
+                        let inner = mgr.read();
+                        if inner.hnsw.is_none() && !inner.exact.is_empty() {
+                            drop(inner);
+                            mgr.start_rebuild();
+                        }
+                    }
+                }
+                Ok(false) => {}
+                Err(e) => tracing::warn!("vector index: background build failed, searches stay exact: {e}"),
+            }
+        });
+        if let Err(e) = spawned {
+            tracing::warn!("vector index: cannot start the background build: {e}");
+            self.gate.leave();
+        }
+    }
+
+    /// The parameters in force.
+    pub fn params(&self) -> IndexParams {
+        self.params
+    }
+
+    /// The directory of the persisted files.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Indexes a memory just written to SQLite (replacing any entry with the same key or id).
+    pub fn insert(&self, entry: IndexEntry) -> Result<()> {
+        let _m = lock(&self.mutation);
+        let mut inner = self.write();
+        inner.exact.insert(entry.clone())?;
+        inner.generation += 1;
+        inner.persisted = false;
+        match inner.hnsw.as_mut() {
+            Some(h) => {
+                if let Err(e) = h.insert(entry) {
+                    tracing::warn!("vector index: HNSW insert failed, rebuilding: {e}");
+                    inner.hnsw = None;
+                    drop(inner);
+                    self.start_rebuild();
+                }
+            }
+            None if !self.gate.is_busy() => {
+                if inner.exact.len() == 1 {
+                    // First vector of an empty store: start the graph with it.
+                    let mut h = HnswIndex::new(inner.exact.dim(), self.params)?;
+                    h.insert(entry)?;
+                    inner.hnsw = Some(h);
+                } else {
+                    drop(inner);
+                    self.start_rebuild();
+                }
+            }
+            None => {} // the running build picks it up when it swaps in
+        }
+        Ok(())
+    }
+
+    /// Removes a memory (archived or deleted in SQLite); false if it was not indexed.
+    pub fn remove(&self, id: MemoryId) -> bool {
+        let _m = lock(&self.mutation);
+        let mut inner = self.write();
+        let removed = inner.exact.remove(id);
+        if let Some(h) = inner.hnsw.as_mut() {
+            h.remove(id);
+        }
+        if removed {
+            inner.generation += 1;
+            inner.persisted = false;
+        }
+        removed
+    }
+
+    fn start_rebuild(&self) {
+        if self.gate.try_enter() {
+            self.spawn_background(false);
+        }
+    }
+
+    /// The `k` live memories most similar to `query` among those matching `filter`, best first
+    /// (ties by key). Exact below `exact_threshold` vectors or while the graph is not ready; see
+    /// the module docs for the filtered case. Never returns a memory that is not indexed.
+    pub fn search(&self, query: &[f32], k: usize, filter: &SearchFilter) -> Vec<Hit> {
+        let inner = self.read();
+        let exact = &inner.exact;
+        let n = exact.len();
+        let Some(h) = inner.hnsw.as_ref().filter(|_| n >= self.params.exact_threshold) else {
+            return exact.search(query, k, filter);
+        };
+        let subset = exact.count_matching(filter);
+        if subset == 0 || k == 0 {
+            return Vec::new();
+        }
+        if subset < self.params.exact_threshold {
+            return exact.search(query, k, filter);
+        }
+        match h.try_search(query, k, filter) {
+            Ok(cands) => {
+                let hits = exact.rescore(query, cands.into_iter().map(|c| c.0), k);
+                if hits.len() < k.min(subset) {
+                    return exact.search(query, k, filter);
+                }
+                hits
+            }
+            Err(e) => {
+                tracing::debug!("vector index: HNSW search failed, scanning exactly: {e}");
+                exact.search(query, k, filter)
+            }
+        }
+    }
+
+    /// Number of vectors indexed.
+    pub fn len(&self) -> usize {
+        self.read().exact.len()
+    }
+
+    /// Whether nothing is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The state for `mira status`.
+    pub fn state(&self) -> IndexState {
+        let inner = self.read();
+        let n = inner.exact.len();
+        let ready = inner.hnsw.is_some();
+        IndexState {
+            kind: if ready && n >= self.params.exact_threshold { "hnsw" } else { "exact" },
+            size: n,
+            ready,
+            building: self.gate.is_busy(),
+            last_rebuilt: inner.last_rebuilt,
+            persisted: inner.persisted,
+            loaded: inner.loaded,
+            patched: inner.patched,
+            rebuilds: self.rebuilds.load(Ordering::Relaxed),
+            memory_bytes: n * inner.exact.dim() * 4 + inner.hnsw.as_ref().map_or(0, HnswIndex::memory_usage),
+            params: self.params,
+        }
+    }
+
+    /// Waits until no background load or build runs (true) or `timeout` passes (false).
+    pub fn wait_idle(&self, timeout: Duration) -> bool {
+        self.gate.wait_idle(timeout)
+    }
+
+    /// Rebuilds the graph from the exact index now (for `mira index rebuild`), waiting for any
+    /// running build first, then saves it. Searches keep being served meanwhile. Returns the
+    /// number of vectors indexed.
+    pub fn rebuild_blocking(&self) -> Result<usize> {
+        self.gate.enter();
+        let out = self.rebuild_now(&AtomicBool::new(false));
+        self.gate.leave();
+        let n = out?;
+        if let Err(e) = self.save() {
+            tracing::warn!("vector index: rebuilt but not saved: {e}");
+        }
+        Ok(n)
+    }
+
+    /// Builds a new graph from a snapshot of the exact index and swaps it in. The gate is held.
+    fn rebuild_now(&self, cancel: &AtomicBool) -> Result<usize> {
+        let (entries, dim) = {
+            let inner = self.read();
+            (inner.exact.entries(), inner.exact.dim())
+        };
+        if dim == 0 {
+            return Ok(0);
+        }
+        let started = Instant::now();
+        let Some(graph) = HnswIndex::build(dim, self.params, &entries, 0, cancel)? else { return Ok(0) };
+        drop(entries);
+        self.rebuilds.fetch_add(1, Ordering::Relaxed);
+        let n = self.install(graph, Origin::Built)?;
+        tracing::info!("vector index: HNSW built over {n} vectors in {:.1} s", started.elapsed().as_secs_f64());
+        Ok(n)
+    }
+
+    /// Reconciles `graph` with the exact index (off the lock, then the remainder under it) and
+    /// makes it the live graph. Returns its size.
+    fn install(&self, mut graph: HnswIndex, origin: Origin) -> Result<usize> {
+        let (removes, adds) = plan(&graph, &self.read().exact);
+        let mut patched = apply(&mut graph, removes, adds)?;
+        let _m = lock(&self.mutation);
+        let mut inner = self.write();
+        let (removes, adds) = plan(&graph, &inner.exact);
+        patched += apply(&mut graph, removes, adds)?;
+        let n = graph.len();
+        inner.hnsw = Some(graph);
+        inner.generation += 1;
+        match origin {
+            Origin::Loaded { built_at } => {
+                inner.loaded = true;
+                inner.patched = patched;
+                inner.persisted = patched == 0;
+                inner.last_rebuilt = built_at;
+            }
+            Origin::Built => {
+                inner.loaded = false;
+                inner.patched = 0;
+                inner.persisted = false;
+                inner.last_rebuilt = Some(Utc::now());
+            }
+        }
+        Ok(n)
+    }
+
+    /// Loads the persisted graph if its files verify and differ from SQLite by at most 10 % of
+    /// the entries; `Ok(false)` (with the reason logged) if it must be rebuilt instead.
+    fn try_load(&self) -> Result<bool> {
+        let (fingerprint, dim) = {
+            let inner = self.read();
+            (inner.exact.fingerprint(), inner.exact.dim())
+        };
+        if dim == 0 {
+            return Ok(false);
+        }
+        let expect = Expect { schema_version: self.store.schema_version()?, dim, params: self.params };
+        let loaded = match persist::load(&self.dir, &expect) {
+            Ok(l) => l,
+            Err(reason) => {
+                tracing::info!("vector index: persisted graph not used ({reason}); rebuilding");
+                return Ok(false);
+            }
+        };
+        let diff = sorted_diff(&loaded.keys, &fingerprint);
+        let limit = (fingerprint.len() / 10).max(256);
+        if diff > limit {
+            tracing::info!("vector index: persisted graph differs from SQLite by {diff} entries; rebuilding");
+            return Ok(false);
+        }
+        let labels: HashMap<u64, (String, String)> = {
+            let inner = self.read();
+            loaded
+                .keys
+                .iter()
+                .filter_map(|(k, _, _)| inner.exact.entry_labels(*k).map(|l| (*k, l)))
+                .collect()
+        };
+        let entries = loaded.keys.iter().map(|&(key, id, digest)| {
+            let (wing, room) = labels.get(&key).cloned().unwrap_or_default();
+            (key, id, wing, room, digest)
+        });
+        let graph = match HnswIndex::restore(&loaded.index, dim, self.params, entries) {
+            Ok(g) => g,
+            Err(e) => {
+                tracing::warn!("vector index: persisted graph unreadable ({e}); rebuilding");
+                return Ok(false);
+            }
+        };
+        let built_at = loaded.meta.built_at_ms.and_then(millis_to_time);
+        let n = self.install(graph, Origin::Loaded { built_at })?;
+        tracing::info!("vector index: HNSW loaded from {} ({n} vectors, {diff} patched)", self.dir.display());
+        Ok(true)
+    }
+
+    /// Writes the graph beside the database (atomically; see the module docs). Returns false if
+    /// there is no graph to save yet. Cheap when nothing changed since the last save.
+    pub fn save(&self) -> Result<bool> {
+        let _s = lock(&self.save_lock);
+        let (meta, index, keys, generation) = {
+            let inner = self.read();
+            let Some(h) = inner.hnsw.as_ref() else { return Ok(false) };
+            if inner.persisted {
+                return Ok(true);
+            }
+            let mut fp: Vec<(u64, MemoryId, u64)> =
+                h.keys().filter_map(|k| h.identity(k).map(|(id, d)| (k, id, d))).collect();
+            fp.sort_unstable_by_key(|e| e.0);
+            let p = h.params();
+            let meta = Meta {
+                format: persist::FORMAT_VERSION,
+                schema_version: self.store.schema_version()?,
+                dim: h.dim(),
+                count: fp.len(),
+                metric: "ip".into(),
+                m: p.m,
+                ef_construction: p.ef_construction,
+                ef_search: p.ef_search,
+                keys_sha256: String::new(),
+                keys_bytes: 0,
+                index_sha256: String::new(),
+                index_bytes: 0,
+                built_at_ms: inner.last_rebuilt.map(|t| t.timestamp_millis()),
+                saved_at_ms: Utc::now().timestamp_millis(),
+                usearch_version: usearch::version().to_string(),
+            };
+            (meta, h.to_bytes()?, persist::encode_keys(&fp), inner.generation)
+        };
+        persist::save(&self.dir, meta, &index, &keys)?;
+        let mut inner = self.write();
+        if inner.generation == generation {
+            inner.persisted = true;
+        }
+        Ok(true)
+    }
+
+    /// Picks up writes made to the database by other processes (or by bulk SQL in this one):
+    /// new rows, archived and deleted rows. Costs one `PRAGMA` when nothing changed; see the
+    /// module docs for how changes are detected.
+    pub fn sync_from_store(&self) -> Result<SyncReport> {
+        let _m = lock(&self.mutation);
+        let version = self.data_version();
+        let last = lock(&self.watcher).as_ref().map(|w| w.1);
+        if version.is_some() && version == last {
+            return Ok(SyncReport::default());
+        }
+        let mut report = SyncReport { changed: true, ..SyncReport::default() };
+        let (dim, max_key) = {
+            let inner = self.read();
+            (inner.exact.dim(), inner.exact.max_key())
+        };
+        let dim = if dim == 0 { self.store.index_dimension()?.unwrap_or(0) } else { dim };
+        if dim > 0 {
+            let after = max_key.unwrap_or(0);
+            // The row of our highest key must still be the same memory: SQLite hands the highest
+            // rowid out again once it is deleted, so a reused key hides behind `seq > max`.
+            let top_same = match max_key {
+                Some(k) => {
+                    let inner_id = self.read().exact.identity(k).map(|i| i.0);
+                    self.store.id_at_seq(k)? == inner_id
+                }
+                None => true,
+            };
+            let new = self.store.index_entries_after(dim, after)?;
+            report.added += self.apply_entries(new);
+            let db = self.store.index_census(dim)?;
+            let mem = KeyCensus::of(self.read().exact.keys());
+            if !top_same || db != mem {
+                report.full_diff = true;
+                let (a, r) = self.full_diff(dim)?;
+                report.added += a;
+                report.removed += r;
+            }
+        }
+        if let (Some(v), Some(w)) = (version, lock(&self.watcher).as_mut()) {
+            w.1 = v;
+        }
+        Ok(report)
+    }
+
+    /// Applies entries read from SQLite; returns how many were indexed. The mutation lock is held.
+    fn apply_entries(&self, entries: Vec<IndexEntry>) -> usize {
+        if entries.is_empty() {
+            return 0;
+        }
+        let mut inner = self.write();
+        let mut n = 0;
+        let mut graph_failed = false;
+        for e in entries {
+            let key = e.key;
+            if let Err(err) = inner.exact.insert(e.clone()) {
+                tracing::warn!("vector index: skipping memory seq {key}: {err}");
+                continue;
+            }
+            n += 1;
+            if let Some(h) = inner.hnsw.as_mut() {
+                if h.insert(e).is_err() {
+                    graph_failed = true;
+                }
+            }
+        }
+        inner.generation += 1;
+        inner.persisted = false;
+        if graph_failed || (inner.hnsw.is_none() && !self.gate.is_busy()) {
+            inner.hnsw = None;
+            drop(inner);
+            self.start_rebuild();
+        }
+        n
+    }
+
+    /// Compares the full `(seq, id)` list of SQLite with memory and fixes every difference.
+    fn full_diff(&self, dim: usize) -> Result<(usize, usize)> {
+        let db: HashMap<u64, MemoryId> = self.store.index_keys(dim)?.into_iter().collect();
+        let (stale, missing): (Vec<u64>, Vec<u64>) = {
+            let inner = self.read();
+            let stale = inner.exact.keys().filter(|k| inner.exact.identity(*k).map(|i| i.0) != db.get(k).copied());
+            let missing =
+                db.iter().filter(|(k, id)| inner.exact.identity(**k).map(|i| i.0) != Some(**id)).map(|(k, _)| *k);
+            (stale.collect(), missing.collect())
+        };
+        let removed = stale.len();
+        if removed > 0 {
+            let mut inner = self.write();
+            for k in &stale {
+                inner.exact.remove_key(*k);
+                if let Some(h) = inner.hnsw.as_mut() {
+                    h.remove_key(*k);
+                }
+            }
+            inner.generation += 1;
+            inner.persisted = false;
+        }
+        let added = self.apply_entries(self.store.index_entries_for(dim, &missing)?);
+        Ok((added, removed))
+    }
+
+    fn data_version(&self) -> Option<i64> {
+        let w = lock(&self.watcher);
+        let (conn, _) = w.as_ref()?;
+        conn.query_row("PRAGMA data_version", [], |r| r.get(0)).ok()
+    }
+}
+
+/// A read-only connection of our own: `PRAGMA data_version` is per connection.
+fn open_watcher(store: &Store) -> Option<(Connection, i64)> {
+    let conn = Connection::open_with_flags(
+        store.path(),
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .ok()?;
+    let v = conn.query_row("PRAGMA data_version", [], |r| r.get(0)).ok()?;
+    Some((conn, v))
+}
+
+/// Number of records that differ between two key-sorted lists.
+fn sorted_diff(a: &[(u64, MemoryId, u64)], b: &[(u64, MemoryId, u64)]) -> usize {
+    let (mut i, mut j, mut diff) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => {
+                diff += 1;
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                diff += 1;
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                if a[i] != b[j] {
+                    diff += 2;
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    diff + (a.len() - i) + (b.len() - j)
+}
+
+/// The background job of `open` (load or build) and of a rebuild after a failure. `Ok(true)`
+/// when there was nothing to build.
+fn background(me: &Weak<VectorIndexManager>, try_load: bool, cancel: &AtomicBool) -> Result<bool> {
+    {
+        let Some(mgr) = me.upgrade() else { return Ok(false) };
+        if try_load && mgr.try_load()? {
+            return Ok(false);
+        }
+    }
+    // Build without keeping the manager alive: dropping it cancels the build.
+    let (entries, dim, params) = {
+        let Some(mgr) = me.upgrade() else { return Ok(false) };
+        let inner = mgr.read();
+        (inner.exact.entries(), inner.exact.dim(), mgr.params)
+    };
+    if dim == 0 || entries.is_empty() {
+        return Ok(true);
+    }
+    let started = Instant::now();
+    let Some(graph) = HnswIndex::build(dim, params, &entries, build_threads(), cancel)? else { return Ok(false) };
+    drop(entries);
+    let Some(mgr) = me.upgrade() else { return Ok(false) };
+    mgr.rebuilds.fetch_add(1, Ordering::Relaxed);
+    let n = mgr.install(graph, Origin::Built)?;
+    tracing::info!("vector index: HNSW built over {n} vectors in {:.1} s", started.elapsed().as_secs_f64());
+    if let Err(e) = mgr.save() {
+        tracing::warn!("vector index: built but not saved: {e}");
+    }
+    Ok(false)
+}

@@ -1,0 +1,22 @@
+//! SQLite storage of mira: schema and migrations, the memory repository, FTS5 lexical search,
+//! tags, causal edges, the overlap cache, and the vector index derived from stored embeddings.
+//!
+//! SQLite is the source of truth. The vector index ([`index`]) is derived data: it can always be
+//! rebuilt from the `embeddings` table.
+
+mod db;
+mod error;
+mod migrations;
+mod repo;
+mod search;
+
+pub mod index;
+
+pub use db::{SqliteOptions, Store};
+pub use error::StoreError;
+pub use migrations::{LATEST_VERSION, MIGRATIONS};
+pub use repo::{decode_vector, encode_vector, EdgeRef, LoadedMemory, NewEdge, NewMemory, NewTag, RecentMemory, StoreStats};
+pub use search::{fts_query, Scope};
+
+/// Result type of this crate.
+pub type Result<T> = std::result::Result<T, StoreError>;

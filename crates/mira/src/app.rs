@@ -1,0 +1,147 @@
+//! The application: configuration, the store, and the embedder (loaded lazily, so that start-up
+//! never waits for the model).
+
+use crate::config::{Config, ConfigSource};
+use anyhow::{Context, Result};
+use mira_embed::Embedder;
+use mira_store::index::{IndexEntry, IndexParams, VectorIndexManager};
+use mira_store::Store;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+/// How the embedder is obtained the first time it is needed.
+type EmbedderFactory = Box<dyn Fn() -> Result<Arc<dyn Embedder>> + Send + Sync>;
+
+/// Everything a use case needs.
+pub struct App {
+    /// The validated configuration.
+    pub config: Config,
+    /// Where it came from.
+    pub config_source: ConfigSource,
+    /// The database.
+    pub store: Arc<Store>,
+    /// The vector index over the stored embeddings.
+    pub index: Arc<VectorIndexManager>,
+    /// Identifies this process's session (memories stored through it carry it).
+    pub session_id: String,
+    /// When the application started.
+    pub started: Instant,
+    embedder: OnceLock<Arc<dyn Embedder>>,
+    factory: EmbedderFactory,
+    query_cache: Mutex<lru::LruCache<String, Vec<f32>>>,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App").field("store", &self.store).finish_non_exhaustive()
+    }
+}
+
+impl App {
+    /// Opens the store described by `config` (creating the storage directory and applying
+    /// migrations). The embedding model is loaded on first use.
+    pub fn open(config: Config, config_source: ConfigSource) -> Result<App> {
+        let dir = model_dir(&config);
+        let factory: EmbedderFactory = Box::new(move || {
+            let model = mira_embed::MiniLm::load(&dir)?;
+            Ok(Arc::new(model) as Arc<dyn Embedder>)
+        });
+        Self::open_with(config, config_source, factory)
+    }
+
+    /// Opens the store with a given embedder (tests use the deterministic one).
+    pub fn open_with_embedder(config: Config, embedder: Arc<dyn Embedder>) -> Result<App> {
+        Self::open_with(config, ConfigSource::Defaults, Box::new(move || Ok(embedder.clone())))
+    }
+
+    fn open_with(config: Config, config_source: ConfigSource, factory: EmbedderFactory) -> Result<App> {
+        let dir = config.storage_dir();
+        ensure_writable_dir(&dir)?;
+        let db = config.db_path();
+        let store = Arc::new(
+            Store::open(&db, &config.sqlite_options())
+                .with_context(|| format!("cannot open the database {}", db.display()))?,
+        );
+        let h = &config.hnsw;
+        let params = IndexParams {
+            m: h.m,
+            ef_construction: if h.ef_construction == 0 { IndexParams::default().ef_construction } else { h.ef_construction },
+            ef_search: h.ef_search,
+            exact_threshold: h.exact_threshold,
+        };
+        let index = VectorIndexManager::open(store.clone(), &dir.join("index"), params)
+            .context("cannot open the vector index")?;
+        let cache_size = std::num::NonZeroUsize::new(config.embeddings.cache_size.max(1)).unwrap_or(std::num::NonZeroUsize::MIN);
+        Ok(App {
+            query_cache: Mutex::new(lru::LruCache::new(cache_size)),
+            config,
+            config_source,
+            store,
+            index,
+            session_id: uuid::Uuid::new_v4().to_string(),
+            started: Instant::now(),
+            embedder: OnceLock::new(),
+            factory,
+        })
+    }
+
+    /// The embedder, loading the model the first time.
+    pub fn embedder(&self) -> Result<Arc<dyn Embedder>> {
+        if let Some(e) = self.embedder.get() {
+            return Ok(e.clone());
+        }
+        let loaded = (self.factory)()?;
+        Ok(self.embedder.get_or_init(|| loaded).clone())
+    }
+
+    /// Whether the model has been loaded yet.
+    pub fn embedder_loaded(&self) -> bool {
+        self.embedder.get().is_some()
+    }
+
+    /// A cached query embedding.
+    pub fn query_cache_get(&self, query: &str) -> Option<Vec<f32>> {
+        self.query_cache.lock().unwrap_or_else(|p| p.into_inner()).get(query).cloned()
+    }
+
+    /// Caches a query embedding (least recently used entries are evicted).
+    pub fn query_cache_put(&self, query: &str, vector: Vec<f32>) {
+        self.query_cache.lock().unwrap_or_else(|p| p.into_inner()).put(query.to_owned(), vector);
+    }
+
+    /// Adds a just-stored memory to the vector index (SQLite already holds it; a failure here
+    /// only delays its dense visibility until the next rebuild or sync).
+    pub fn index_memory(&self, seq: i64, memory: &mira_core::memory::Memory, vector: &[f32]) {
+        let entry = IndexEntry {
+            key: seq as u64,
+            id: memory.id,
+            wing: memory.wing.clone(),
+            room: memory.room.clone(),
+            vector: vector.to_vec(),
+        };
+        if let Err(e) = self.index.insert(entry) {
+            tracing::warn!("memory {} not added to the vector index: {e}", memory.id);
+        }
+    }
+
+    /// The model directory in use.
+    pub fn model_dir(&self) -> PathBuf {
+        model_dir(&self.config)
+    }
+}
+
+fn model_dir(config: &Config) -> PathBuf {
+    mira_embed::resolve_model_dir(config.embeddings.model_dir.as_deref())
+}
+
+/// Creates `dir` if needed and checks that files can be written in it.
+fn ensure_writable_dir(dir: &std::path::Path) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the storage directory {} (storage.path / MIRA_STORAGE_PATH)", dir.display()))?;
+    let probe = dir.join(format!(".mira-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .with_context(|| format!("the storage directory {} is not writable (storage.path / MIRA_STORAGE_PATH)", dir.display()))?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}

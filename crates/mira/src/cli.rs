@@ -1,0 +1,272 @@
+//! The command line.
+
+use crate::config::Config;
+use crate::usecases::{self, store::StoreRequest, UseCaseError};
+use crate::App;
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// mira: long-term memory for LLM agents.
+#[derive(Debug, Parser)]
+#[command(name = "mira", version, about, long_about = None)]
+pub struct Cli {
+    /// Configuration file (YAML). Default: $MIRA_CONFIG, <project>/.mira/config.yaml, ~/.config/mira/config.yaml.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Log filter for stderr (overrides MIRA_LOG), e.g. `info` or `mira=debug`.
+    #[arg(long, global = true, value_name = "FILTER")]
+    pub log: Option<String>,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Apply pending database migrations and print the schema version.
+    Migrate,
+    /// Show counts, paths, schema version and model.
+    Status {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Store one memory.
+    Store {
+        /// The text to remember (or use --file).
+        #[arg(required_unless_present = "file", conflicts_with = "file")]
+        text: Option<String>,
+        /// Read the text from this file ("-" for standard input).
+        #[arg(long, value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// The wing (project) it belongs to.
+        #[arg(long)]
+        wing: String,
+        /// The room (topic); defaults to the type's room.
+        #[arg(long)]
+        room: Option<String>,
+        /// decision, fact, preference, session_note or debug_log; classified when absent.
+        #[arg(long = "type", value_name = "TYPE")]
+        memory_type: Option<String>,
+        /// Id of an earlier memory this one replaces.
+        #[arg(long, value_name = "ID")]
+        supersedes: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Recall the best context for a query within a token budget.
+    Recall {
+        /// What you are looking for.
+        query: String,
+        /// Token budget of the context (1-100000; default allocator.default_budget).
+        #[arg(long, allow_negative_numbers = true)]
+        budget: Option<i64>,
+        /// Only this wing.
+        #[arg(long)]
+        wing: Option<String>,
+        /// Only this room.
+        #[arg(long)]
+        room: Option<String>,
+        /// Wings tried in order when the primary scope has no memory (comma-separated).
+        #[arg(long, value_delimiter = ',', value_name = "WINGS")]
+        fallback_wings: Vec<String>,
+        /// Print JSON instead of the context block.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Retrieval benchmarks.
+    Eval {
+        /// Which benchmark.
+        #[command(subcommand)]
+        bench: EvalBench,
+    },
+    /// The vector index.
+    Index {
+        /// What to do with it.
+        #[command(subcommand)]
+        action: IndexAction,
+    },
+    /// Show one memory in full (id as printed by recall or timeline).
+    Load {
+        /// The id (`<uuid>` or `T0:<uuid>`).
+        id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// The evaluation benchmarks.
+#[derive(Debug, Subcommand)]
+pub enum EvalBench {
+    /// Evidence recall on LoCoMo conversations (a folder of JSON files, or one file).
+    Locomo {
+        /// The folder (or file).
+        path: PathBuf,
+        /// Token budget per question.
+        #[arg(long, default_value_t = 4000)]
+        budget: u32,
+        /// Ask at most this many questions per conversation.
+        #[arg(long, value_name = "N")]
+        max_questions: Option<usize>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Actions on the vector index.
+#[derive(Debug, Subcommand)]
+pub enum IndexAction {
+    /// Rebuild the index from the embeddings stored in SQLite and save it.
+    Rebuild,
+}
+
+fn open(cli: &Cli) -> Result<App> {
+    let (config, source) = Config::load(cli.config.as_deref())?;
+    App::open(config, source)
+}
+
+fn read_text(path: &PathBuf) -> Result<String> {
+    let bytes = if path.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).context("cannot read standard input")?;
+        buf
+    } else {
+        std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!("{} is not valid UTF-8 (first bad byte at offset {}): convert it to UTF-8", path.display(), e.utf8_error().valid_up_to())
+    })
+}
+
+fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+/// Exit code 2 for invalid input, 3 for not found, 1 for internal errors.
+fn use_case<T>(r: Result<T, UseCaseError>) -> Result<Result<T, ExitCode>> {
+    match r {
+        Ok(v) => Ok(Ok(v)),
+        Err(UseCaseError::Invalid(m)) => {
+            eprintln!("error: {m}");
+            Ok(Err(ExitCode::from(2)))
+        }
+        Err(UseCaseError::NotFound(m)) => {
+            eprintln!("error: {m}");
+            Ok(Err(ExitCode::from(3)))
+        }
+        Err(UseCaseError::Internal(e)) => Err(e),
+    }
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match &cli.command {
+        Command::Migrate => {
+            let app = open(&cli)?;
+            println!(
+                "Database {} is at schema version {}",
+                app.store.path().display(),
+                app.store.schema_version()?
+            );
+        }
+        Command::Status { json } => {
+            let app = open(&cli)?;
+            let status = match use_case(usecases::status::status(&app))? {
+                Ok(s) => s,
+                Err(code) => return Ok(code),
+            };
+            if *json {
+                print_json(&status)?;
+            } else {
+                print!("{}", usecases::status::render_text(&status));
+            }
+        }
+        Command::Store { text, file, wing, room, memory_type, supersedes, json } => {
+            let content = match (text, file) {
+                (Some(t), _) => t.clone(),
+                (None, Some(f)) => read_text(f)?,
+                (None, None) => anyhow::bail!("give the text to store, or --file FILE"),
+            };
+            let app = open(&cli)?;
+            let req = StoreRequest {
+                content,
+                wing: wing.clone(),
+                room: room.clone(),
+                memory_type: memory_type.clone(),
+                supersedes: supersedes.clone(),
+                ..StoreRequest::default()
+            };
+            let outcome = match use_case(usecases::store::store(&app, req))? {
+                Ok(o) => o,
+                Err(code) => return Ok(code),
+            };
+            if *json {
+                print_json(&outcome)?;
+            } else {
+                print!("{}", usecases::store::render_text(&outcome));
+            }
+        }
+        Command::Recall { query, budget, wing, room, fallback_wings, json } => {
+            let app = open(&cli)?;
+            let req = usecases::recall::RecallRequest {
+                query: query.clone(),
+                budget: *budget,
+                wing: wing.clone(),
+                room: room.clone(),
+                fallback_wings: fallback_wings.iter().map(|w| w.trim().to_owned()).filter(|w| !w.is_empty()).collect(),
+                now: None,
+            };
+            let outcome = match use_case(usecases::recall::recall(&app, &req))? {
+                Ok(o) => o,
+                Err(code) => return Ok(code),
+            };
+            if *json {
+                print_json(&outcome)?;
+            } else {
+                println!("{}", outcome.text);
+            }
+        }
+        Command::Eval { bench: EvalBench::Locomo { path, budget, max_questions, json } } => {
+            let (config, _) = Config::load(cli.config.as_deref())?;
+            if !(1..=usecases::recall::MAX_BUDGET).contains(budget) {
+                anyhow::bail!("--budget must be between 1 and {}", usecases::recall::MAX_BUDGET);
+            }
+            let dir = mira_embed::resolve_model_dir(config.embeddings.model_dir.as_deref());
+            let model: std::sync::Arc<dyn mira_embed::Embedder> = std::sync::Arc::new(mira_embed::MiniLm::load(&dir)?);
+            let opts = crate::eval::EvalOptions { path: path.clone(), budget: *budget, max_questions: *max_questions };
+            let report = crate::eval::run(&config, model, &opts)?;
+            if *json {
+                print_json(&report)?;
+            } else {
+                print!("{}", crate::eval::render_table(&report));
+            }
+        }
+        Command::Index { action: IndexAction::Rebuild } => {
+            let app = open(&cli)?;
+            let n = app.index.rebuild_blocking()?;
+            app.index.save()?;
+            let state = app.index.state();
+            println!("Index rebuilt: {n} vectors ({}, saved in {})", state.kind, app.index.dir().display());
+        }
+        Command::Load { id, json } => {
+            let app = open(&cli)?;
+            let loaded = match use_case(usecases::load::load(&app, id))? {
+                Ok(m) => m,
+                Err(code) => return Ok(code),
+            };
+            if *json {
+                print_json(&usecases::load::to_json(&loaded))?;
+            } else {
+                print!("{}", usecases::load::render_text(&loaded));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

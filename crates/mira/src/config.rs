@@ -1,0 +1,904 @@
+//! Configuration: the YAML file, its defaults (those of the reference), validation and the
+//! `MIRA_*` environment overrides.
+//!
+//! Resolution of the file: `--config FILE`, else `$MIRA_CONFIG`, else `<project>/.mira/config.yaml`,
+//! else `~/.config/mira/config.yaml`; when none exists the defaults apply. Unknown keys and
+//! out-of-range values are errors that name the key.
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The whole configuration.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Informational version block of the reference (ignored).
+    pub system: SystemConfig,
+    /// Where the database and the index live.
+    pub storage: StorageConfig,
+    /// The embedding model.
+    pub embeddings: EmbeddingsConfig,
+    /// The Context Budget Allocator.
+    pub allocator: AllocatorConfig,
+    /// Recency decay rate per type (per day).
+    pub decay_rates: DecayRates,
+    /// Age in days after which `mira archive` archives a type.
+    pub archive_thresholds: ArchiveThresholds,
+    /// Cache of pairwise similarities used by the allocator.
+    pub overlap_cache: OverlapCacheConfig,
+    /// Store-time extraction.
+    pub extraction: ExtractionConfig,
+    /// The HNSW index.
+    pub hnsw: HnswConfig,
+    /// The recall pipeline.
+    pub recall: RecallConfig,
+    /// The identity extension.
+    pub soul: SoulConfig,
+    /// The MCP server.
+    pub mcp: McpConfig,
+    /// Health and Prometheus metrics endpoint.
+    pub metrics: MetricsConfig,
+    /// Outgoing webhooks.
+    pub webhooks: WebhooksConfig,
+}
+
+/// `system:` (kept for compatibility with the reference's files).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SystemConfig {
+    /// Free-form version string.
+    pub version: String,
+}
+impl Default for SystemConfig {
+    fn default() -> Self {
+        SystemConfig { version: env!("CARGO_PKG_VERSION").into() }
+    }
+}
+
+/// `storage:`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StorageConfig {
+    /// Directory holding `mira.db` and `index/`. Unset: `<project>/.mira` inside a project
+    /// (a directory with `.git` or `.mira` at or above the working directory), else
+    /// `~/.local/share/mira`.
+    pub path: Option<PathBuf>,
+    /// SQLite pragmas.
+    pub sqlite: SqliteConfig,
+}
+
+/// `storage.sqlite:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SqliteConfig {
+    /// Journal mode (WAL).
+    pub journal_mode: String,
+    /// Synchronous level (NORMAL).
+    pub synchronous: String,
+    /// Page cache size (negative: KiB).
+    pub cache_size: i64,
+    /// Memory-mapped I/O size in bytes.
+    pub mmap_size: i64,
+    /// Temp store (MEMORY).
+    pub temp_store: String,
+    /// Busy timeout in milliseconds (waiting for another writer).
+    pub busy_timeout_ms: u64,
+}
+impl Default for SqliteConfig {
+    fn default() -> Self {
+        SqliteConfig {
+            journal_mode: "WAL".into(),
+            synchronous: "NORMAL".into(),
+            cache_size: -64000,
+            mmap_size: 268_435_456,
+            temp_store: "MEMORY".into(),
+            busy_timeout_ms: 10_000,
+        }
+    }
+}
+
+/// `embeddings:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbeddingsConfig {
+    /// Model name (informational; mira ships one model).
+    pub current_model: String,
+    /// Folder holding the model files; unset: `$MIRA_MODEL_DIR`, else
+    /// `~/.cache/mira/models/all-MiniLM-L6-v2`.
+    pub model_dir: Option<PathBuf>,
+    /// Reference key, accepted and ignored (mira names the model instead).
+    pub model_hash: Option<String>,
+    /// Embedding dimension (384 for all-MiniLM-L6-v2; other values are rejected).
+    pub dimension: usize,
+    /// Texts per model call when storing or importing in batches.
+    pub batch_size: usize,
+    /// Capacity of the LRU cache of query embeddings.
+    pub cache_size: usize,
+}
+impl Default for EmbeddingsConfig {
+    fn default() -> Self {
+        EmbeddingsConfig {
+            current_model: "sentence-transformers/all-MiniLM-L6-v2".into(),
+            model_dir: None,
+            model_hash: None,
+            dimension: 384,
+            batch_size: 32,
+            cache_size: 1000,
+        }
+    }
+}
+
+/// `allocator.density_sigmoid:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DensitySigmoid {
+    /// Steepness.
+    pub k: f64,
+    /// Centre (facts per √token).
+    pub mu: f64,
+}
+impl Default for DensitySigmoid {
+    fn default() -> Self {
+        DensitySigmoid { k: 2.0, mu: 0.3 }
+    }
+}
+
+/// `allocator:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AllocatorConfig {
+    /// Budget used when a recall gives none.
+    pub default_budget: u32,
+    /// Candidates taken from each search.
+    pub max_candidates: usize,
+    /// Reference key (unused by the reference too); kept for compatibility.
+    pub early_pruning_threshold: f64,
+    /// Memories created within this many seconds of a selected one get the session boost.
+    pub session_window_seconds: i64,
+    /// Session boost β.
+    pub session_boost_beta: f64,
+    /// Cap of the session boost, in (1, 1.5].
+    pub session_boost_max: f64,
+    /// Causal penalty α (score × e^(−α·links to the selected set)).
+    pub causal_penalty_alpha: f64,
+    /// Density sigmoid.
+    pub density_sigmoid: DensitySigmoid,
+}
+impl Default for AllocatorConfig {
+    fn default() -> Self {
+        AllocatorConfig {
+            default_budget: 4000,
+            max_candidates: 100,
+            early_pruning_threshold: 0.6,
+            session_window_seconds: 7200,
+            session_boost_beta: 0.2,
+            session_boost_max: 1.2,
+            causal_penalty_alpha: 0.15,
+            density_sigmoid: DensitySigmoid::default(),
+        }
+    }
+}
+
+/// `decay_rates:` (λ per day).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DecayRates {
+    /// decision
+    pub decision: f64,
+    /// fact
+    pub fact: f64,
+    /// preference
+    pub preference: f64,
+    /// session_note
+    pub session_note: f64,
+    /// debug_log
+    pub debug_log: f64,
+}
+impl Default for DecayRates {
+    fn default() -> Self {
+        DecayRates { decision: 0.001, fact: 0.005, preference: 0.01, session_note: 0.1, debug_log: 0.5 }
+    }
+}
+
+/// `archive_thresholds:` (days; absent types never auto-archive).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ArchiveThresholds {
+    /// session_note
+    pub session_note: Option<u32>,
+    /// debug_log
+    pub debug_log: Option<u32>,
+    /// decision (never by default)
+    pub decision: Option<u32>,
+    /// fact (never by default)
+    pub fact: Option<u32>,
+    /// preference (never by default)
+    pub preference: Option<u32>,
+}
+impl Default for ArchiveThresholds {
+    fn default() -> Self {
+        ArchiveThresholds { session_note: Some(30), debug_log: Some(7), decision: None, fact: None, preference: None }
+    }
+}
+
+/// `overlap_cache:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OverlapCacheConfig {
+    /// Entries older than this are recomputed.
+    pub ttl_days: u32,
+    /// The cache is trimmed (oldest first) beyond this many entries.
+    pub max_entries: u64,
+}
+impl Default for OverlapCacheConfig {
+    fn default() -> Self {
+        OverlapCacheConfig { ttl_days: 30, max_entries: 1_000_000 }
+    }
+}
+
+/// `extraction:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExtractionConfig {
+    /// Shortest entity kept, in characters.
+    pub min_entity_length: usize,
+    /// How many earlier memories of the wing causal detection looks at.
+    pub causal_lookback: usize,
+    /// How old (days) an earlier memory may be to be linked.
+    pub causal_max_days: u32,
+    /// Cosine similarity a causal link needs to its target.
+    pub causal_min_similarity: f32,
+    /// Cosine similarity above which a new memory is linked to an existing one as a near duplicate.
+    pub near_duplicate_threshold: f32,
+}
+impl Default for ExtractionConfig {
+    fn default() -> Self {
+        ExtractionConfig {
+            min_entity_length: 2,
+            causal_lookback: 50,
+            causal_max_days: 30,
+            causal_min_similarity: 0.45,
+            near_duplicate_threshold: 0.95,
+        }
+    }
+}
+
+/// `hnsw:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HnswConfig {
+    /// Graph degree M.
+    #[serde(rename = "M")]
+    pub m: usize,
+    /// Level multiplier of the reference (accepted; usearch derives it from M).
+    #[serde(rename = "Ml")]
+    pub ml: f64,
+    /// Candidate list size while building (0: the library's default).
+    pub ef_construction: usize,
+    /// Candidate list size while searching.
+    pub ef_search: usize,
+    /// Below this many memories the exact scan is used.
+    pub exact_threshold: usize,
+}
+impl Default for HnswConfig {
+    fn default() -> Self {
+        HnswConfig { m: 32, ml: 0.25, ef_construction: 0, ef_search: 100, exact_threshold: 20_000 }
+    }
+}
+
+/// `recall.query_expansion:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct QueryExpansion {
+    /// Average the embeddings of cleaned variants of the query.
+    pub enabled: bool,
+    /// Variants besides the original.
+    pub num_variants: usize,
+    /// Reference key (unused).
+    pub temperature: f64,
+}
+impl Default for QueryExpansion {
+    fn default() -> Self {
+        QueryExpansion { enabled: true, num_variants: 3, temperature: 0.3 }
+    }
+}
+
+/// `recall.search_time_clustering:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Clustering {
+    /// Collapse near duplicates among candidates.
+    pub enabled: bool,
+    /// Cosine similarity at which two candidates are duplicates.
+    pub similarity_threshold: f32,
+}
+impl Default for Clustering {
+    fn default() -> Self {
+        Clustering { enabled: true, similarity_threshold: 0.88 }
+    }
+}
+
+/// `recall.reranker:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Reranker {
+    /// Blend a lexical heuristic into relevance.
+    pub enabled: bool,
+    /// How many top candidates are reranked.
+    pub top_k: usize,
+}
+impl Default for Reranker {
+    fn default() -> Self {
+        Reranker { enabled: false, top_k: 30 }
+    }
+}
+
+/// `recall:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RecallConfig {
+    /// `iqr`, `elbow` or `mean_stddev`.
+    pub adaptive_threshold_method: String,
+    /// Lowest relevance threshold.
+    pub adaptive_threshold_floor: f32,
+    /// Highest relevance threshold.
+    pub adaptive_threshold_ceiling: f32,
+    /// Use the FTS5 lexical search beside the dense one.
+    pub enable_fts5: bool,
+    /// Candidates from the lexical search.
+    pub fts5_limit: usize,
+    /// RRF constant k.
+    pub rrf_k: f64,
+    /// Query expansion.
+    pub query_expansion: QueryExpansion,
+    /// Near-duplicate clustering.
+    pub search_time_clustering: Clustering,
+    /// Heuristic reranker.
+    pub reranker: Reranker,
+}
+impl Default for RecallConfig {
+    fn default() -> Self {
+        RecallConfig {
+            adaptive_threshold_method: "iqr".into(),
+            adaptive_threshold_floor: 0.15,
+            adaptive_threshold_ceiling: 0.75,
+            enable_fts5: true,
+            fts5_limit: 100,
+            rrf_k: 60.0,
+            query_expansion: QueryExpansion::default(),
+            search_time_clustering: Clustering::default(),
+            reranker: Reranker::default(),
+        }
+    }
+}
+
+/// `soul.extraction:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SoulExtraction {
+    /// Traits below this confidence are not stored.
+    pub min_trait_confidence: f64,
+    /// Observations before a trait is considered established.
+    pub min_observations_for_trait: u32,
+}
+impl Default for SoulExtraction {
+    fn default() -> Self {
+        SoulExtraction { min_trait_confidence: 0.3, min_observations_for_trait: 5 }
+    }
+}
+
+/// `soul.recall:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SoulRecall {
+    /// Default token budget of `soul_recall`.
+    pub default_budget_tokens: u32,
+}
+impl Default for SoulRecall {
+    fn default() -> Self {
+        SoulRecall { default_budget_tokens: 1000 }
+    }
+}
+
+/// `soul.drift_detection:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SoulDrift {
+    /// Drift above this is reported as significant.
+    pub threshold: f64,
+    /// Versions compared by default.
+    pub window_size: u32,
+    /// Check drift after each capture.
+    pub auto_check_after_capture: bool,
+}
+impl Default for SoulDrift {
+    fn default() -> Self {
+        SoulDrift { threshold: 0.3, window_size: 10, auto_check_after_capture: true }
+    }
+}
+
+/// `soul.model_swap:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SoulModelSwap {
+    /// Produce a reinforcement prompt on model swap.
+    pub auto_reinforce: bool,
+}
+impl Default for SoulModelSwap {
+    fn default() -> Self {
+        SoulModelSwap { auto_reinforce: true }
+    }
+}
+
+/// `soul.evolution:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SoulEvolution {
+    /// Keep a history of identity versions.
+    pub enabled: bool,
+    /// Versions kept per agent.
+    pub max_history_versions: u32,
+}
+impl Default for SoulEvolution {
+    fn default() -> Self {
+        SoulEvolution { enabled: true, max_history_versions: 100 }
+    }
+}
+
+/// `soul:`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SoulConfig {
+    /// Serve the `soul_*` tools.
+    pub enabled: bool,
+    /// Capture.
+    pub extraction: SoulExtraction,
+    /// Identity prompt.
+    pub recall: SoulRecall,
+    /// Drift detection.
+    pub drift_detection: SoulDrift,
+    /// Model swap.
+    pub model_swap: SoulModelSwap,
+    /// History.
+    pub evolution: SoulEvolution,
+}
+
+/// `mcp.http:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpHttpConfig {
+    /// Address of `mira serve --http` when no address is given.
+    pub addr: String,
+    /// Optional bearer token required by the HTTP transport.
+    pub auth_token: Option<String>,
+}
+impl Default for McpHttpConfig {
+    fn default() -> Self {
+        McpHttpConfig { addr: "127.0.0.1:8765".into(), auth_token: None }
+    }
+}
+
+/// `mcp:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpConfig {
+    /// Server name announced to clients.
+    pub name: String,
+    /// Server version announced to clients.
+    pub version: String,
+    /// `stdio` or `http`.
+    pub transport: String,
+    /// Per-request timeout in seconds.
+    pub timeout_seconds: u64,
+    /// Streamable HTTP transport.
+    pub http: McpHttpConfig,
+}
+impl Default for McpConfig {
+    fn default() -> Self {
+        McpConfig {
+            name: "mira".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            transport: "stdio".into(),
+            timeout_seconds: 30,
+            http: McpHttpConfig::default(),
+        }
+    }
+}
+
+/// `metrics:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Serve `/health` and `/metrics`.
+    pub enabled: bool,
+    /// Listen address (loopback by default).
+    pub prometheus_addr: String,
+    /// Reference key (unused).
+    pub report_interval_seconds: u64,
+}
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig { enabled: true, prometheus_addr: "127.0.0.1:9090".into(), report_interval_seconds: 60 }
+    }
+}
+
+/// One webhook endpoint: a URL, or an object with options.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum WebhookEndpoint {
+    /// Just the URL (all events, no secret).
+    Url(String),
+    /// URL with options.
+    Detailed(WebhookEndpointDetail),
+}
+
+/// A webhook endpoint with options.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookEndpointDetail {
+    /// http(s) URL.
+    pub url: String,
+    /// HMAC-SHA256 secret for the signature header.
+    #[serde(default)]
+    pub secret: Option<String>,
+    /// Events delivered (`*` or names); all when empty.
+    #[serde(default)]
+    pub events: Vec<String>,
+    /// Include the memory content in payloads.
+    #[serde(default)]
+    pub include_content: bool,
+}
+
+/// `webhooks:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebhooksConfig {
+    /// Deliver events.
+    pub enabled: bool,
+    /// Delivery workers.
+    pub workers: usize,
+    /// Queue capacity; a full queue dead-letters the event.
+    pub queue_size: usize,
+    /// Per-request timeout in seconds.
+    pub timeout_seconds: u64,
+    /// Endpoints.
+    pub endpoints: Vec<WebhookEndpoint>,
+}
+impl Default for WebhooksConfig {
+    fn default() -> Self {
+        WebhooksConfig { enabled: false, workers: 3, queue_size: 1000, timeout_seconds: 30, endpoints: vec![] }
+    }
+}
+
+/// Where the configuration came from, for `mira status`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConfigSource {
+    /// A file.
+    File(PathBuf),
+    /// No file: built-in defaults.
+    Defaults,
+}
+
+impl Config {
+    /// Parses YAML text. Errors name the offending key (`recall.rrf_k: invalid type…`).
+    pub fn from_yaml(text: &str) -> Result<Config> {
+        if text.trim().is_empty() {
+            return Ok(Config::default());
+        }
+        let de = serde_norway::Deserializer::from_str(text);
+        let cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            if path == "." || path.is_empty() {
+                anyhow!("{inner}")
+            } else {
+                anyhow!("{path}: {inner}")
+            }
+        })?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Loads the config file (see the module docs for the search order), applies the
+    /// environment overrides and validates the result.
+    pub fn load(explicit: Option<&Path>) -> Result<(Config, ConfigSource)> {
+        let path = match explicit {
+            Some(p) => Some(p.to_path_buf()),
+            None => std::env::var_os("MIRA_CONFIG").map(PathBuf::from).or_else(default_config_file),
+        };
+        let (mut cfg, source) = match path {
+            Some(p) => {
+                if p.is_dir() {
+                    bail!("config file {} is a directory: pass the path of a YAML file", p.display());
+                }
+                let text = std::fs::read_to_string(&p)
+                    .with_context(|| format!("cannot read config file {}", p.display()))?;
+                let cfg = Config::from_yaml(&text).with_context(|| format!("invalid config file {}", p.display()))?;
+                (cfg, ConfigSource::File(p))
+            }
+            None => (Config::default(), ConfigSource::Defaults),
+        };
+        cfg.apply_env(|k| std::env::var(k).ok())?;
+        cfg.validate()?;
+        Ok((cfg, source))
+    }
+
+    /// Applies the `MIRA_*` overrides read through `var`.
+    pub fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<()> {
+        let nonempty = |k: &str| var(k).filter(|v| !v.trim().is_empty());
+        if let Some(p) = nonempty("MIRA_STORAGE_PATH").or_else(|| nonempty("MIRA_DATA_PATH")) {
+            self.storage.path = Some(PathBuf::from(p));
+        }
+        if let Some(p) = nonempty("MIRA_MODEL_DIR") {
+            self.embeddings.model_dir = Some(PathBuf::from(p));
+        }
+        let flag = |k: &str| -> Result<Option<bool>> {
+            match nonempty(k).as_deref().map(str::to_ascii_lowercase).as_deref() {
+                None => Ok(None),
+                Some("1" | "true" | "yes" | "on") => Ok(Some(true)),
+                Some("0" | "false" | "no" | "off") => Ok(Some(false)),
+                Some(other) => bail!("{k}={other}: expected true or false"),
+            }
+        };
+        if let Some(b) = flag("MIRA_SOUL_ENABLED")? {
+            self.soul.enabled = b;
+        }
+        if let Some(b) = flag("MIRA_METRICS_ENABLED")? {
+            self.metrics.enabled = b;
+        }
+        if let Some(a) = nonempty("MIRA_METRICS_ADDR") {
+            self.metrics.prometheus_addr = a;
+        }
+        if let Some(b) = flag("MIRA_WEBHOOKS_ENABLED")? {
+            self.webhooks.enabled = b;
+        }
+        if let Some(a) = nonempty("MIRA_HTTP_ADDR") {
+            self.mcp.http.addr = a;
+        }
+        Ok(())
+    }
+
+    /// Checks every value's range; the error names the key and the accepted range.
+    pub fn validate(&self) -> Result<()> {
+        fn check(ok: bool, key: &str, what: &str) -> Result<()> {
+            if ok {
+                Ok(())
+            } else {
+                bail!("{key}: {what}")
+            }
+        }
+        let unit = |x: f64| (0.0..=1.0).contains(&x);
+        let a = &self.allocator;
+        check(self.embeddings.dimension == 384, "embeddings.dimension", "must be 384 (all-MiniLM-L6-v2)")?;
+        check((1..=1024).contains(&self.embeddings.batch_size), "embeddings.batch_size", "must be in 1..=1024")?;
+        check(self.embeddings.cache_size >= 1, "embeddings.cache_size", "must be at least 1")?;
+        check((1..=100_000).contains(&a.default_budget), "allocator.default_budget", "must be in 1..=100000")?;
+        check((1..=10_000).contains(&a.max_candidates), "allocator.max_candidates", "must be in 1..=10000")?;
+        check(unit(a.early_pruning_threshold), "allocator.early_pruning_threshold", "must be in [0, 1]")?;
+        check(a.session_window_seconds > 0, "allocator.session_window_seconds", "must be positive")?;
+        check(a.session_boost_beta >= 0.0, "allocator.session_boost_beta", "must be >= 0")?;
+        check(
+            a.session_boost_max > 1.0 && a.session_boost_max <= 1.5,
+            "allocator.session_boost_max",
+            "must be in (1, 1.5]",
+        )?;
+        check(a.causal_penalty_alpha >= 0.0, "allocator.causal_penalty_alpha", "must be >= 0")?;
+        check(a.density_sigmoid.k > 0.0, "allocator.density_sigmoid.k", "must be positive")?;
+        check(a.density_sigmoid.mu >= 0.0, "allocator.density_sigmoid.mu", "must be >= 0")?;
+        let d = &self.decay_rates;
+        for (k, v) in [
+            ("decision", d.decision),
+            ("fact", d.fact),
+            ("preference", d.preference),
+            ("session_note", d.session_note),
+            ("debug_log", d.debug_log),
+        ] {
+            check(v.is_finite() && v >= 0.0, &format!("decay_rates.{k}"), "must be a number >= 0")?;
+        }
+        let t = &self.archive_thresholds;
+        for (k, v) in [
+            ("session_note", t.session_note),
+            ("debug_log", t.debug_log),
+            ("decision", t.decision),
+            ("fact", t.fact),
+            ("preference", t.preference),
+        ] {
+            check(v != Some(0), &format!("archive_thresholds.{k}"), "must be at least 1 day (omit it to never archive)")?;
+        }
+        check(self.overlap_cache.ttl_days >= 1, "overlap_cache.ttl_days", "must be at least 1")?;
+        check(self.overlap_cache.max_entries >= 1, "overlap_cache.max_entries", "must be at least 1")?;
+        let x = &self.extraction;
+        check((1..=64).contains(&x.min_entity_length), "extraction.min_entity_length", "must be in 1..=64")?;
+        check((1..=1000).contains(&x.causal_lookback), "extraction.causal_lookback", "must be in 1..=1000")?;
+        check(x.causal_max_days >= 1, "extraction.causal_max_days", "must be at least 1")?;
+        check(unit(x.causal_min_similarity as f64), "extraction.causal_min_similarity", "must be in [0, 1]")?;
+        check(unit(x.near_duplicate_threshold as f64), "extraction.near_duplicate_threshold", "must be in [0, 1]")?;
+        let h = &self.hnsw;
+        check((2..=128).contains(&h.m), "hnsw.M", "must be in 2..=128")?;
+        check(h.ef_construction <= 4096, "hnsw.ef_construction", "must be in 0..=4096")?;
+        check((1..=4096).contains(&h.ef_search), "hnsw.ef_search", "must be in 1..=4096")?;
+        let r = &self.recall;
+        check(
+            ["iqr", "elbow", "mean_stddev"].contains(&r.adaptive_threshold_method.as_str()),
+            "recall.adaptive_threshold_method",
+            "must be one of iqr, elbow, mean_stddev",
+        )?;
+        check(unit(r.adaptive_threshold_floor as f64), "recall.adaptive_threshold_floor", "must be in [0, 1]")?;
+        check(
+            unit(r.adaptive_threshold_ceiling as f64) && r.adaptive_threshold_ceiling >= r.adaptive_threshold_floor,
+            "recall.adaptive_threshold_ceiling",
+            "must be in [floor, 1]",
+        )?;
+        check((1..=10_000).contains(&r.fts5_limit), "recall.fts5_limit", "must be in 1..=10000")?;
+        check(r.rrf_k > 0.0, "recall.rrf_k", "must be positive")?;
+        check(r.query_expansion.num_variants <= 10, "recall.query_expansion.num_variants", "must be in 0..=10")?;
+        check(
+            unit(r.search_time_clustering.similarity_threshold as f64),
+            "recall.search_time_clustering.similarity_threshold",
+            "must be in [0, 1]",
+        )?;
+        check((1..=1000).contains(&r.reranker.top_k), "recall.reranker.top_k", "must be in 1..=1000")?;
+        let s = &self.soul;
+        check(unit(s.extraction.min_trait_confidence), "soul.extraction.min_trait_confidence", "must be in [0, 1]")?;
+        check(unit(s.drift_detection.threshold), "soul.drift_detection.threshold", "must be in [0, 1]")?;
+        check(s.recall.default_budget_tokens >= 1, "soul.recall.default_budget_tokens", "must be at least 1")?;
+        check(
+            ["stdio", "http"].contains(&self.mcp.transport.as_str()),
+            "mcp.transport",
+            "must be stdio or http",
+        )?;
+        check(self.mcp.timeout_seconds >= 1, "mcp.timeout_seconds", "must be at least 1")?;
+        check(
+            self.mcp.http.addr.parse::<std::net::SocketAddr>().is_ok(),
+            "mcp.http.addr",
+            "must be an IP:port address such as 127.0.0.1:8765",
+        )?;
+        if self.metrics.enabled {
+            check(
+                self.metrics.prometheus_addr.parse::<std::net::SocketAddr>().is_ok(),
+                "metrics.prometheus_addr",
+                "must be an IP:port address such as 127.0.0.1:9090",
+            )?;
+        }
+        let w = &self.webhooks;
+        check(w.workers >= 1, "webhooks.workers", "must be at least 1")?;
+        check(w.queue_size >= 1, "webhooks.queue_size", "must be at least 1")?;
+        check(w.timeout_seconds >= 1, "webhooks.timeout_seconds", "must be at least 1")?;
+        for (i, e) in w.endpoints.iter().enumerate() {
+            let url = match e {
+                WebhookEndpoint::Url(u) => u,
+                WebhookEndpoint::Detailed(d) => &d.url,
+            };
+            check(
+                url.starts_with("http://") || url.starts_with("https://"),
+                &format!("webhooks.endpoints[{i}]"),
+                "must be an http:// or https:// URL",
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The storage directory (config, env, or the project/user default).
+    pub fn storage_dir(&self) -> PathBuf {
+        self.storage.path.clone().unwrap_or_else(default_storage_dir)
+    }
+
+    /// The database file inside the storage directory.
+    pub fn db_path(&self) -> PathBuf {
+        self.storage_dir().join("mira.db")
+    }
+
+    /// The SQLite options for the store.
+    pub fn sqlite_options(&self) -> mira_store::SqliteOptions {
+        let s = &self.storage.sqlite;
+        mira_store::SqliteOptions {
+            journal_mode: s.journal_mode.clone(),
+            synchronous: s.synchronous.clone(),
+            cache_size: s.cache_size,
+            mmap_size: s.mmap_size,
+            temp_store: s.temp_store.clone(),
+            busy_timeout: std::time::Duration::from_millis(s.busy_timeout_ms),
+            ..mira_store::SqliteOptions::default()
+        }
+    }
+
+    /// The decay rate per memory type name.
+    pub fn decay_rate_map(&self) -> BTreeMap<&'static str, f64> {
+        let d = &self.decay_rates;
+        BTreeMap::from([
+            ("decision", d.decision),
+            ("fact", d.fact),
+            ("preference", d.preference),
+            ("session_note", d.session_note),
+            ("debug_log", d.debug_log),
+        ])
+    }
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
+}
+
+/// The project root: the nearest directory at or above the working directory holding `.mira` or `.git`.
+fn project_root() -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok()?;
+    let home = home();
+    cwd.ancestors()
+        .take_while(|d| Some(d.to_path_buf()) != home || d.join(".mira").is_dir())
+        .find(|d| d.join(".mira").is_dir() || d.join(".git").exists())
+        .map(Path::to_path_buf)
+}
+
+fn default_storage_dir() -> PathBuf {
+    if let Some(root) = project_root() {
+        return root.join(".mira");
+    }
+    match std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+        Some(x) => PathBuf::from(x).join("mira"),
+        None => home().unwrap_or_else(|| PathBuf::from(".")).join(".local/share/mira"),
+    }
+}
+
+fn default_config_file() -> Option<PathBuf> {
+    let project = project_root().map(|r| r.join(".mira/config.yaml"));
+    let user = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| home().map(|h| h.join(".config")))
+        .map(|c| c.join("mira/config.yaml"));
+    [project, user].into_iter().flatten().find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn example_file_parses_to_the_defaults() {
+        let text = include_str!("../../../config.example.yaml");
+        let cfg = Config::from_yaml(text).unwrap();
+        assert_eq!(cfg, Config::default());
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let err = Config::from_yaml("recall:\n  rrf_kk: 3\n").unwrap_err().to_string();
+        assert!(err.contains("recall") && err.contains("rrf_kk"), "{err}");
+        let err = Config::from_yaml("bogus: 1\n").unwrap_err().to_string();
+        assert!(err.contains("bogus"), "{err}");
+    }
+
+    #[test]
+    fn wrong_types_are_named() {
+        let err = Config::from_yaml("allocator:\n  default_budget: lots\n").unwrap_err().to_string();
+        assert!(err.contains("allocator.default_budget"), "{err}");
+    }
+
+    #[test]
+    fn out_of_range_values_are_named() {
+        let err = Config::from_yaml("allocator:\n  session_boost_max: 3\n").unwrap_err().to_string();
+        assert!(err.contains("allocator.session_boost_max") && err.contains("(1, 1.5]"), "{err}");
+        let err = Config::from_yaml("webhooks:\n  endpoints: [ftp://x]\n").unwrap_err().to_string();
+        assert!(err.contains("webhooks.endpoints[0]"), "{err}");
+    }
+
+    #[test]
+    fn env_overrides_apply() {
+        let mut cfg = Config::default();
+        cfg.apply_env(|k| match k {
+            "MIRA_STORAGE_PATH" => Some("/tmp/x".into()),
+            "MIRA_MODEL_DIR" => Some("/tmp/m".into()),
+            "MIRA_SOUL_ENABLED" => Some("true".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(cfg.storage_dir(), PathBuf::from("/tmp/x"));
+        assert_eq!(cfg.db_path(), PathBuf::from("/tmp/x/mira.db"));
+        assert_eq!(cfg.embeddings.model_dir, Some(PathBuf::from("/tmp/m")));
+        assert!(cfg.soul.enabled);
+        let err = cfg.apply_env(|k| (k == "MIRA_SOUL_ENABLED").then(|| "maybe".into())).unwrap_err();
+        assert!(err.to_string().contains("MIRA_SOUL_ENABLED"));
+    }
+}

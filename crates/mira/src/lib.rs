@@ -1,0 +1,12 @@
+//! mira: long-term memory for LLM agents. This crate wires the use cases together and exposes
+//! them through the CLI (and, later, MCP and HTTP).
+
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod eval;
+pub mod logging;
+pub mod usecases;
+
+pub use app::App;
+pub use config::Config;

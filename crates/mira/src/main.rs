@@ -1,0 +1,16 @@
+//! The `mira` binary.
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = mira::cli::Cli::parse();
+    mira::logging::init(cli.log.as_deref());
+    match mira::cli::run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

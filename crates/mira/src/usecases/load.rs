@@ -1,0 +1,75 @@
+//! The load use case: one memory in full, by id.
+
+use super::{validate, UseCaseError, UseCaseResult};
+use crate::App;
+use mira_core::render;
+use mira_store::LoadedMemory;
+use std::fmt::Write;
+
+/// Loads the memory with this id (any printed form: `<uuid>`, `T0:<uuid>`).
+pub fn load(app: &App, raw_id: &str) -> UseCaseResult<LoadedMemory> {
+    let id = validate::memory_id(raw_id)?;
+    app.store.load(id)?.ok_or_else(|| {
+        UseCaseError::NotFound(format!(
+            "no memory has id {id}: take ids from mira_recall or mira_timeline (it may have been cleared)"
+        ))
+    })
+}
+
+/// The text form: a header line, the verbatim content, then fingerprint, tags and links.
+pub fn render_text(m: &LoadedMemory) -> String {
+    let mem = &m.memory;
+    let mut out = format!(
+        "[ID: {} | Wing: {} | Room: {} | Type: {} | Date: {}]\n\n{}\n",
+        mem.id,
+        mem.wing,
+        mem.room,
+        mem.memory_type,
+        mem.created_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        mem.content
+    );
+    let _ = write!(out, "\nFingerprint: {}\n", render::fingerprint_text(mem));
+    if !m.tags.is_empty() {
+        let tags: Vec<&str> = m.tags.iter().map(|t| t.tag.as_str()).collect();
+        let _ = writeln!(out, "Tags: {}", tags.join(", "));
+    }
+    for e in &m.causes {
+        let _ = writeln!(out, "Caused by: T0:{} ({}, confidence {:.2})", e.other, e.relation, e.confidence);
+    }
+    for e in &m.consequences {
+        let _ = writeln!(out, "Led to: T0:{} ({}, confidence {:.2})", e.other, e.relation, e.confidence);
+    }
+    if mem.archived {
+        out.push_str("Archived: yes\n");
+    }
+    if let Some(s) = mem.superseded_by {
+        let _ = writeln!(out, "Superseded by: T0:{s}");
+    }
+    out
+}
+
+/// The JSON form of a loaded memory.
+pub fn to_json(m: &LoadedMemory) -> serde_json::Value {
+    let mem = &m.memory;
+    let edge = |e: &mira_store::EdgeRef| {
+        serde_json::json!({"id": e.other, "relation": e.relation, "confidence": e.confidence})
+    };
+    serde_json::json!({
+        "id": mem.id,
+        "wing": mem.wing,
+        "room": mem.room,
+        "type": mem.memory_type,
+        "created_at": mem.created_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        "content": mem.content,
+        "fingerprint": mem.fingerprint,
+        "fact_count": m.fact_count,
+        "token_count": mem.token_count,
+        "fingerprint_tokens": m.fingerprint_tokens,
+        "tags": m.tags.iter().map(|t| serde_json::json!({"tag": t.tag, "kind": t.kind})).collect::<Vec<_>>(),
+        "causes": m.causes.iter().map(edge).collect::<Vec<_>>(),
+        "consequences": m.consequences.iter().map(edge).collect::<Vec<_>>(),
+        "archived": mem.archived,
+        "superseded_by": mem.superseded_by,
+        "session_id": mem.session_id,
+    })
+}

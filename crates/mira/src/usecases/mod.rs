@@ -1,0 +1,30 @@
+//! The use cases, shared by the CLI and the MCP server.
+
+pub mod load;
+pub mod recall;
+pub mod status;
+pub mod store;
+pub mod validate;
+
+/// Error of a use case, split by who must act: the caller (bad input, unknown id) or mira.
+#[derive(Debug, thiserror::Error)]
+pub enum UseCaseError {
+    /// The input is invalid; the message says how to fix it.
+    #[error("{0}")]
+    Invalid(String),
+    /// The requested item does not exist; the message says where valid ids come from.
+    #[error("{0}")]
+    NotFound(String),
+    /// mira failed (database, model).
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl From<mira_store::StoreError> for UseCaseError {
+    fn from(e: mira_store::StoreError) -> Self {
+        UseCaseError::Internal(e.into())
+    }
+}
+
+/// Result of a use case.
+pub type UseCaseResult<T> = Result<T, UseCaseError>;

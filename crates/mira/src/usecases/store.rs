@@ -1,0 +1,328 @@
+//! The store use case: validate, classify, extract the fingerprint, count tokens, embed, detect
+//! causal links and duplicates, tag, and write everything in one transaction.
+
+use super::{validate, UseCaseError, UseCaseResult};
+use crate::App;
+use anyhow::Context;
+use chrono::{DateTime, Utc};
+use mira_core::causal::{self, CausalCandidate, CausalParams};
+use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
+use mira_core::{classify, fingerprint, render, tags, tokens};
+use mira_store::{NewEdge, NewMemory, NewTag};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// A request to store one memory.
+#[derive(Debug, Clone, Default)]
+pub struct StoreRequest {
+    /// The text to remember (T0).
+    pub content: String,
+    /// The wing (project).
+    pub wing: String,
+    /// The room; defaults to the type's room.
+    pub room: Option<String>,
+    /// The type name; classified from the text when absent.
+    pub memory_type: Option<String>,
+    /// When it happened (imports and evaluations); now when absent.
+    pub created_at: Option<DateTime<Utc>>,
+    /// The session it belongs to; the process's session when absent.
+    pub session_id: Option<String>,
+    /// An earlier memory this one explicitly replaces.
+    pub supersedes: Option<String>,
+}
+
+/// A causal link created by a store.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkOutcome {
+    /// The earlier memory.
+    pub target: MemoryId,
+    /// The relation (earlier → new).
+    pub relation: RelationType,
+    /// Confidence in [0, 1].
+    pub confidence: f32,
+}
+
+/// What a store did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoreOutcome {
+    /// The memory's id (the existing one for an exact duplicate).
+    pub id: MemoryId,
+    /// False when the content was an exact duplicate in the wing and nothing was written.
+    pub stored: bool,
+    /// The type (given or classified).
+    pub memory_type: MemoryType,
+    /// The wing.
+    pub wing: String,
+    /// The room (given or the type's default).
+    pub room: String,
+    /// Facts found in the fingerprint.
+    pub facts: u32,
+    /// cl100k tokens of the content.
+    pub tokens: u32,
+    /// The most similar earlier memory when it is a near duplicate.
+    pub near_duplicate_of: Option<MemoryId>,
+    /// Causal links to earlier memories.
+    pub links: Vec<LinkOutcome>,
+    /// Earlier memories this one supersedes.
+    pub superseded: Vec<MemoryId>,
+}
+
+/// A validated request with its derived parts, before embedding.
+struct Prepared {
+    memory: Memory,
+    content_hash: String,
+    fingerprint_tokens: u32,
+    tags: Vec<NewTag>,
+    supersedes: Option<MemoryId>,
+}
+
+/// SHA-256 (hex) of the trimmed content: the exact-duplicate key within a wing.
+pub fn content_hash(content: &str) -> String {
+    Sha256::digest(content.trim().as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
+    validate::content(&req.content)?;
+    validate::name("wing", &req.wing)?;
+    if let Some(room) = &req.room {
+        validate::name("room", room)?;
+    }
+    let memory_type = match req.memory_type.as_deref().filter(|t| !t.trim().is_empty()) {
+        Some(t) => validate::memory_type(t)?,
+        None => classify::classify(&req.content),
+    };
+    let supersedes = req.supersedes.as_deref().map(validate::memory_id).transpose()?;
+    let fp = fingerprint::extract(&req.content, memory_type, app.config.extraction.min_entity_length);
+    let tags = tags::extract_tags(&req.content, &fp)
+        .into_iter()
+        .map(|t| NewTag { tag: t.tag, kind: t.kind.as_str().to_owned() })
+        .collect();
+    let memory = Memory {
+        id: uuid::Uuid::new_v4(),
+        wing: req.wing.clone(),
+        room: req.room.clone().unwrap_or_else(|| memory_type.default_room().to_owned()),
+        memory_type,
+        token_count: tokens::count(&req.content) as u32,
+        content: req.content.clone(),
+        fingerprint: fp,
+        created_at: req.created_at.unwrap_or_else(Utc::now),
+        session_id: Some(req.session_id.clone().unwrap_or_else(|| app.session_id.clone())),
+        archived: false,
+        superseded_by: None,
+    };
+    let fingerprint_tokens = tokens::count(&render::fingerprint_text(&memory)) as u32;
+    Ok(Prepared { content_hash: content_hash(&req.content), memory, fingerprint_tokens, tags, supersedes })
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Causal links and near-duplicate detection against earlier memories of the wing.
+fn relate(app: &App, p: &Prepared, embedding: &[f32]) -> UseCaseResult<(Vec<LinkOutcome>, Option<MemoryId>)> {
+    let x = &app.config.extraction;
+    let since = p.memory.created_at - chrono::Duration::days(x.causal_max_days as i64);
+    let recent = app.store.recent_in_wing(&p.memory.wing, since.timestamp_millis(), x.causal_lookback)?;
+    let now_ms = p.memory.created_at.timestamp_millis();
+    let entities: Vec<String> =
+        p.tags.iter().filter(|t| t.kind == "entity").map(|t| t.tag.clone()).collect();
+    let candidates: Vec<CausalCandidate> = recent
+        .iter()
+        .filter(|r| r.created_at <= now_ms)
+        .map(|r| CausalCandidate {
+            id: r.id,
+            similarity: dot(&r.embedding, embedding),
+            age_days: (now_ms - r.created_at) as f64 / 86_400_000.0,
+            shared_entities: r.entities.iter().filter(|e| entities.contains(e)).count(),
+        })
+        .collect();
+    let near = candidates
+        .iter()
+        .filter(|c| c.similarity >= x.near_duplicate_threshold)
+        .max_by(|a, b| a.similarity.total_cmp(&b.similarity))
+        .map(|c| c.id);
+    let params = CausalParams { min_similarity: x.causal_min_similarity, ..CausalParams::default() };
+    let links = causal::link(&causal::detect_cues(&p.memory.content), &candidates, &params)
+        .into_iter()
+        .map(|l| LinkOutcome { target: l.target, relation: l.relation, confidence: l.confidence })
+        .collect();
+    Ok((links, near))
+}
+
+fn new_memory(app: &App, p: Prepared, embedding: Vec<f32>) -> UseCaseResult<(NewMemory, StoreOutcome)> {
+    let (links, near) = relate(app, &p, &embedding)?;
+    let mut superseded: Vec<MemoryId> =
+        links.iter().filter(|l| l.relation.supersedes()).map(|l| l.target).collect();
+    if let Some(explicit) = p.supersedes {
+        if app.store.load(explicit)?.is_none() {
+            return Err(UseCaseError::NotFound(format!(
+                "supersedes: no memory has id {explicit}; take ids from mira_recall or mira_timeline"
+            )));
+        }
+        superseded.push(explicit);
+    }
+    superseded.sort();
+    superseded.dedup();
+    let mut metadata = serde_json::Map::new();
+    if let Some(n) = near {
+        metadata.insert("near_duplicate_of".into(), n.to_string().into());
+    }
+    let outcome = StoreOutcome {
+        id: p.memory.id,
+        stored: true,
+        memory_type: p.memory.memory_type,
+        wing: p.memory.wing.clone(),
+        room: p.memory.room.clone(),
+        facts: p.memory.fingerprint.fact_count(),
+        tokens: p.memory.token_count,
+        near_duplicate_of: near,
+        links: links.clone(),
+        superseded: superseded.clone(),
+    };
+    let new = NewMemory {
+        content_hash: p.content_hash,
+        fingerprint_tokens: p.fingerprint_tokens,
+        stored_at: Utc::now().timestamp_millis(),
+        metadata: serde_json::Value::Object(metadata).to_string(),
+        model: app.config.embeddings.current_model.clone(),
+        tags: p.tags,
+        edges: links
+            .iter()
+            .map(|l| NewEdge { from: l.target, relation: l.relation, confidence: l.confidence })
+            .collect(),
+        supersedes: superseded,
+        embedding,
+        memory: p.memory,
+    };
+    Ok((new, outcome))
+}
+
+fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
+    let Some(id) = app.store.find_by_hash(&p.memory.wing, &p.content_hash)? else {
+        return Ok(None);
+    };
+    let existing = app
+        .store
+        .load(id)?
+        .with_context(|| format!("memory {id} vanished during a store"))?;
+    let m = existing.memory;
+    Ok(Some(StoreOutcome {
+        id,
+        stored: false,
+        memory_type: m.memory_type,
+        wing: m.wing,
+        room: m.room,
+        facts: existing.fact_count,
+        tokens: m.token_count,
+        near_duplicate_of: None,
+        links: vec![],
+        superseded: vec![],
+    }))
+}
+
+/// Stores one memory. An exact duplicate of a memory of the same wing returns that memory's id
+/// with `stored: false` and writes nothing.
+pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
+    let p = prepare(app, &req)?;
+    if let Some(dup) = duplicate(app, &p)? {
+        return Ok(dup);
+    }
+    let embedding = app.embedder()?.embed(&p.memory.content).context("embedding failed")?;
+    let (new, outcome) = new_memory(app, p, embedding)?;
+    let seq = app.store.insert_memory(&new)?;
+    app.index_memory(seq, &new.memory, &new.embedding);
+    Ok(outcome)
+}
+
+/// Stores many memories: invalid ones get their error, the others are embedded in batches of
+/// `embeddings.batch_size` and written one batch per transaction. Results are in input order.
+pub fn store_batch(app: &App, reqs: Vec<StoreRequest>) -> Vec<UseCaseResult<StoreOutcome>> {
+    let mut results: Vec<Option<UseCaseResult<StoreOutcome>>> = (0..reqs.len()).map(|_| None).collect();
+    let mut pending: Vec<(usize, Prepared)> = Vec::new();
+    for (i, req) in reqs.iter().enumerate() {
+        match prepare(app, req).and_then(|p| Ok((duplicate(app, &p)?, p))) {
+            Ok((Some(dup), _)) => results[i] = Some(Ok(dup)),
+            Ok((None, p)) => pending.push((i, p)),
+            Err(e) => results[i] = Some(Err(e)),
+        }
+    }
+    let batch_size = app.config.embeddings.batch_size.max(1);
+    let mut chunks = Vec::new();
+    while !pending.is_empty() {
+        let rest = pending.split_off(batch_size.min(pending.len()));
+        chunks.push(std::mem::replace(&mut pending, rest));
+    }
+    for chunk in chunks {
+        if let Err(e) = store_chunk(app, chunk, &mut results) {
+            for slot in results.iter_mut().filter(|r| r.is_none()) {
+                *slot = Some(Err(UseCaseError::Internal(anyhow::anyhow!("{e:#}"))));
+            }
+            break;
+        }
+    }
+    results.into_iter().map(|r| r.unwrap_or_else(|| Err(UseCaseError::Internal(anyhow::anyhow!("not stored"))))).collect()
+}
+
+fn store_chunk(
+    app: &App,
+    chunk: Vec<(usize, Prepared)>,
+    results: &mut [Option<UseCaseResult<StoreOutcome>>],
+) -> anyhow::Result<()> {
+    let texts: Vec<&str> = chunk.iter().map(|(_, p)| p.memory.content.as_str()).collect();
+    let vectors = app.embedder()?.embed_batch(&texts).context("embedding failed")?;
+    let mut rows = Vec::new();
+    let mut outcomes = Vec::new();
+    let mut seen_in_chunk: std::collections::HashMap<(String, String), MemoryId> = Default::default();
+    for ((i, p), v) in chunk.into_iter().zip(vectors) {
+        // Exact duplicates inside the same batch are not visible to the database yet.
+        let key = (p.memory.wing.clone(), p.content_hash.clone());
+        if let Some(first) = seen_in_chunk.get(&key) {
+            let mut dup = outcomes.iter().find(|(_, o): &&(usize, StoreOutcome)| o.id == *first).map(|(_, o)| o.clone())
+                .context("duplicate bookkeeping")?;
+            dup.stored = false;
+            results[i] = Some(Ok(dup));
+            continue;
+        }
+        match new_memory(app, p, v) {
+            Ok((new, outcome)) => {
+                seen_in_chunk.insert(key, outcome.id);
+                rows.push(new);
+                outcomes.push((i, outcome));
+            }
+            Err(e) => results[i] = Some(Err(e)),
+        }
+    }
+    let seqs = app.store.insert_memories(&rows)?;
+    for (seq, row) in seqs.into_iter().zip(&rows) {
+        app.index_memory(seq, &row.memory, &row.embedding);
+    }
+    for (i, o) in outcomes {
+        results[i] = Some(Ok(o));
+    }
+    Ok(())
+}
+
+/// The text form of a store outcome (the reference's lines, plus links).
+pub fn render_text(o: &StoreOutcome) -> String {
+    use std::fmt::Write;
+    let mut out = format!(
+        "{}: {}\nType: {}\nWing: {}\nRoom: {}\nFacts: {}\nTokens: {}\n",
+        if o.stored { "Stored" } else { "Duplicate (already stored)" },
+        o.id,
+        o.memory_type,
+        o.wing,
+        o.room,
+        o.facts,
+        o.tokens
+    );
+    if let Some(n) = o.near_duplicate_of {
+        let _ = writeln!(out, "Near duplicate of: T0:{n}");
+    }
+    for l in &o.links {
+        let _ = writeln!(out, "Link: T0:{} --{}--> this ({:.2})", l.target, l.relation, l.confidence);
+    }
+    for s in &o.superseded {
+        let _ = writeln!(out, "Supersedes: T0:{s}");
+    }
+    out
+}

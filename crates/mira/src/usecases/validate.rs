@@ -1,0 +1,95 @@
+//! Validation of inputs from outside (tool arguments, CLI), with messages that say how to fix them.
+
+use super::{UseCaseError, UseCaseResult};
+use mira_core::memory::{parse_memory_id, MemoryId, MemoryType};
+
+/// Largest content accepted, in bytes of UTF-8.
+pub const MAX_CONTENT_BYTES: usize = 64 * 1024;
+/// Longest wing or room name, in characters.
+pub const MAX_NAME_CHARS: usize = 64;
+
+fn invalid(msg: impl Into<String>) -> UseCaseError {
+    UseCaseError::Invalid(msg.into())
+}
+
+/// Checks a memory's content: not blank, at most 64 KiB, no NUL or control characters
+/// other than tab, newline and carriage return.
+pub fn content(text: &str) -> UseCaseResult<()> {
+    if text.trim().is_empty() {
+        return Err(invalid("content is empty: give the text to remember"));
+    }
+    if text.len() > MAX_CONTENT_BYTES {
+        return Err(invalid(format!(
+            "content is {} bytes; the limit is {MAX_CONTENT_BYTES} bytes (64 KiB): split it into several memories",
+            text.len()
+        )));
+    }
+    if let Some(c) = text.chars().find(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t')) {
+        return Err(invalid(format!(
+            "content contains the control character U+{:04X}: remove it (only tab, newline and carriage return are allowed)",
+            c as u32
+        )));
+    }
+    Ok(())
+}
+
+/// Checks a wing or room name (`what` is "wing" or "room"): 1-64 letters, digits, `-`, `_`, `.`,
+/// not only dots.
+pub fn name(what: &str, value: &str) -> UseCaseResult<()> {
+    let n = value.chars().count();
+    let ok = (1..=MAX_NAME_CHARS).contains(&n)
+        && value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !value.chars().all(|c| c == '.');
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(format!(
+            "{what} '{}' is invalid: use 1-{MAX_NAME_CHARS} ASCII letters, digits, '-', '_' or '.' (for example 'my-project')",
+            value.escape_debug()
+        )))
+    }
+}
+
+/// Parses a memory type name; the error lists the valid ones.
+pub fn memory_type(value: &str) -> UseCaseResult<MemoryType> {
+    value.parse::<MemoryType>().map_err(|e| invalid(e.to_string()))
+}
+
+/// Parses a memory id in any printed form (`<uuid>`, `T0:<uuid>`).
+pub fn memory_id(value: &str) -> UseCaseResult<MemoryId> {
+    parse_memory_id(value).map_err(invalid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_rules() {
+        assert!(content("ok").is_ok());
+        assert!(content("line\nline\ttab").is_ok());
+        for bad in ["", "   \n\t", "a\0b", "bell\u{7}"] {
+            assert!(matches!(content(bad), Err(UseCaseError::Invalid(_))), "{bad:?}");
+        }
+        assert!(content(&"x".repeat(MAX_CONTENT_BYTES)).is_ok());
+        let err = content(&"x".repeat(MAX_CONTENT_BYTES + 1)).unwrap_err().to_string();
+        assert!(err.contains("65537 bytes") && err.contains("64 KiB"), "{err}");
+    }
+
+    #[test]
+    fn name_rules() {
+        for ok in ["a", "my-project", "v1.2_x", &"a".repeat(64)] {
+            assert!(name("wing", ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "bad wing", "a/b", "../x", "..", "x;DROP", "é", &"a".repeat(65)] {
+            let err = name("wing", bad).unwrap_err().to_string();
+            assert!(err.starts_with("wing '"), "{err}");
+        }
+    }
+
+    #[test]
+    fn type_errors_list_valid_types() {
+        let err = memory_type("bogus").unwrap_err().to_string();
+        assert!(err.contains("decision, fact, preference, session_note, debug_log"), "{err}");
+    }
+}

