@@ -217,18 +217,14 @@ static CONJUNCTIONS: LazyLock<Regex> = LazyLock::new(|| phrase_regex(&["since", 
 /// cue), strongest first, ties in [`RelationType`] order.
 pub fn detect_cues(content: &str) -> Vec<Cue> {
     let content = extraction_prefix(content);
-    let mut best: Vec<Cue> = Vec::new();
-    let mut note = |relation: RelationType, strength: f32| match best
-        .iter_mut()
-        .find(|c| c.relation == relation)
-    {
-        Some(cue) => cue.strength = cue.strength.max(strength),
-        None => best.push(Cue { relation, strength }),
-    };
-    for index in CUE_SET.matches(content).iter() {
-        let (relation, strength, _) = CUE_GROUPS[index];
-        note(relation, strength);
-    }
+    let mut found: Vec<Cue> = CUE_SET
+        .matches(content)
+        .iter()
+        .map(|index| {
+            let (relation, strength, _) = CUE_GROUPS[index];
+            Cue { relation, strength }
+        })
+        .collect();
     let following = FOLLOWING.captures_iter(content).any(|caps| {
         let after = caps.get(0).map_or("", |m| &content[m.end()..]);
         caps.get(1).is_none()
@@ -236,7 +232,10 @@ pub fn detect_cues(content: &str) -> Vec<Cue> {
             && !caps.get(0).is_some_and(|m| m.as_str().ends_with(':'))
     });
     if following {
-        note(RelationType::Triggered, FOLLOWING_STRENGTH);
+        found.push(Cue {
+            relation: RelationType::Triggered,
+            strength: FOLLOWING_STRENGTH,
+        });
     }
     let conjunction = phrase_matches(&CONJUNCTIONS, content).any(|cue| {
         let after = &content[cue.end()..];
@@ -248,7 +247,27 @@ pub fn detect_cues(content: &str) -> Vec<Cue> {
         }
     });
     if conjunction {
-        note(RelationType::Because, WEAK_CONJUNCTION_STRENGTH);
+        found.push(Cue {
+            relation: RelationType::Because,
+            strength: WEAK_CONJUNCTION_STRENGTH,
+        });
+    }
+    strongest_per_relation(&found)
+}
+
+/// The strongest cue of each relation among `cues` (strengths above 0, capped at 1),
+/// strongest first, ties in [`RelationType`] order.
+fn strongest_per_relation(cues: &[Cue]) -> Vec<Cue> {
+    let mut best: Vec<Cue> = Vec::new();
+    for cue in cues.iter().filter(|c| c.strength > 0.0) {
+        let strength = cue.strength.min(1.0);
+        match best.iter_mut().find(|c| c.relation == cue.relation) {
+            Some(known) => known.strength = known.strength.max(strength),
+            None => best.push(Cue {
+                relation: cue.relation,
+                strength,
+            }),
+        }
     }
     best.sort_by(|a, b| {
         b.strength
@@ -281,22 +300,7 @@ pub fn link(
     candidates: &[CausalCandidate],
     params: &CausalParams,
 ) -> Vec<CausalLink> {
-    let mut relations: Vec<Cue> = Vec::new();
-    for cue in cues.iter().filter(|c| c.strength > 0.0) {
-        match relations.iter_mut().find(|c| c.relation == cue.relation) {
-            Some(known) => known.strength = known.strength.max(cue.strength.min(1.0)),
-            None => relations.push(Cue {
-                relation: cue.relation,
-                strength: cue.strength.min(1.0),
-            }),
-        }
-    }
-    relations.sort_by(|a, b| {
-        b.strength
-            .total_cmp(&a.strength)
-            .then(a.relation.cmp(&b.relation))
-    });
-
+    let relations = strongest_per_relation(cues);
     let mut eligible: Vec<(f32, &CausalCandidate)> = candidates
         .iter()
         .map(|c| (effective_similarity(c), c))

@@ -19,8 +19,9 @@
 //!    workaround; FR: erreur, échec, échoué, contournement. "error handling", "error rate",
 //!    "gestion des erreurs" and similar are not cues.
 //! 5. **fact**: a state verb (is, are, was, has, contains, equals, requires, supports, runs on,
-//!    uses, costs, listens on, defaults to, set to, `=`; FR: est, sont, vaut, contient, utilise,
-//!    nécessite, tourne sur, écoute sur, coûte) and a data token (a number of 2+ digits, a
+//!    uses, costs, listens on, defaults to, set to, returns, went from/to, increased/reduced
+//!    to, changed to, `=`; FR: est, sont, vaut, contient, utilise, nécessite, tourne sur,
+//!    écoute sur, coûte, est passé à) and a data token (a number of 2+ digits, a
 //!    decimal or version, v2, "version 3", "port 8", "is 3", a URL, a word ending in digits
 //!    like utf8, a number with a unit like 30s or 512MB, "is enabled/disabled", "= true",
 //!    "= off", ": false"; a bare "true", as in "true self", is not data).
@@ -132,7 +133,10 @@ pub(crate) static STATE_VERB: LazyLock<Regex> = LazyLock::new(|| {
     phrase_regex(&[
         "is", "are", "was", "were", "has", "have", "contains", "contain", "equals", "means",
         "requires", "require", "supports", "runs on", "uses", "costs", "weighs", "measures",
-        "listens on", "defaults to", "set to", "takes", "=", "est", "sont", "était", "étaient",
+        "listens on", "defaults to", "set to", "takes", "returns", "went from", "went to",
+        "dropped to", "grew to", "increased to", "decreased to", "reduced to", "rose to",
+        "fell to", "changed to", "=", "est", "sont", "était", "étaient", "est passé à",
+        "est passée à", "passe à",
         "contient", "vaut", "utilise", "utilisent", "nécessite", "requiert", "supporte",
         "tourne sur", "écoute sur", "coûte", "pèse", "dure",
     ])

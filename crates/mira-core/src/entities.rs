@@ -3,9 +3,10 @@
 //! Two passes over the text:
 //! 1. **Patterns**, by priority when they overlap: URLs, e-mail addresses, UUIDs, dates (ISO
 //!    `2024-04-15[T10:30]`, `15/04/2024`, `15.04.2024`, "April 15, 2024", "15 avril 2024",
-//!    "April 2024"), IPv4 addresses (kind `Other`), ticket ids (`ABC-123`; `UTF-8`, `GPT-4`
-//!    and other standard names are technologies), versions (`v2`, `1.4.3`, "version 2.1"),
-//!    hex hashes of 7 to 64 digits mixing letters and digits, and issue numbers (`#123`).
+//!    "April 2024", quarters "Q3", "Q3 2025"), IPv4 addresses (kind `Other`), ticket ids
+//!    (`ABC-123`; `UTF-8`, `GPT-4` and other standard names are technologies), versions (`v2`,
+//!    `1.4.3`, "version 2.1"), hex hashes of 7 to 64 digits mixing letters and digits, and
+//!    issue numbers (`#123`).
 //! 2. **Words** outside those spans: multi-word gazetteer names ("New York", "Spring Boot"),
 //!    gazetteer names (first names, technologies, organisations, places; a person's first name
 //!    takes a following capitalised surname), all-caps acronyms of 2 to 10 characters (CTO,
@@ -336,7 +337,7 @@ pub(crate) const MONTH_NAMES: &str = "january|february|march|april|may|june|july
 static PATTERNS: LazyLock<Regex> = LazyLock::new(|| {
     let m = MONTH_NAMES;
     let pattern = format!(
-        r"{WORD_START}(?:(?P<url>(?i:https?://|www\.)[^\s<>`{{}}|\\^\[\]]+)|(?P<email>[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{{2,}})|(?P<uuid>(?i:[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}}))|(?P<date>\d{{4}}-\d{{2}}-\d{{2}}(?:[T ]\d{{2}}:\d{{2}}(?::\d{{2}})?(?:Z|[+-]\d{{2}}:?\d{{2}})?)?|\d{{1,2}}/\d{{1,2}}/(?:\d{{4}}|\d{{2}})|\d{{1,2}}[.-]\d{{1,2}}[.-]\d{{4}}|(?i:{m})\s+\d{{4}}|(?i:{m})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?|\d{{1,2}}(?:st|nd|rd|th|er)?\s+(?:of\s+)?(?i:{m})\.?(?:,?\s+\d{{4}})?)|(?P<ip>\d{{1,3}}(?:\.\d{{1,3}}){{3}}(?::\d{{1,5}})?)|(?P<ticket>[A-Z][A-Z0-9]{{1,9}}-\d{{1,7}})|(?P<version>\d+\.\d+\.\d+(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?|(?i:v\d+(?:\.\d+){{0,3}}(?:-[0-9a-z]+(?:\.[0-9a-z]+)*)?))|(?i:version|release)\s+(?P<vnum>\d+(?:\.\d+)*)|(?P<hash>(?i:[0-9a-f]{{7,64}}))|(?P<issue>#\d{{1,9}}))"
+        r"{WORD_START}(?:(?P<url>(?i:https?://|www\.)[^\s<>`{{}}|\\^\[\]]+)|(?P<email>[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{{2,}})|(?P<uuid>(?i:[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}}))|(?P<date>\d{{4}}-\d{{2}}-\d{{2}}(?:[T ]\d{{2}}:\d{{2}}(?::\d{{2}})?(?:Z|[+-]\d{{2}}:?\d{{2}})?)?|\d{{1,2}}/\d{{1,2}}/(?:\d{{4}}|\d{{2}})|\d{{1,2}}[.-]\d{{1,2}}[.-]\d{{4}}|(?i:{m})\.?\s+(?:\d{{4}}|\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?)|\d{{1,2}}(?:st|nd|rd|th|er)?\s+(?:of\s+)?(?i:{m})\.?(?:,?\s+\d{{4}})?)|(?P<quarter>Q[1-4](?:\s\d{{4}})?)|(?P<ip>\d{{1,3}}(?:\.\d{{1,3}}){{3}}(?::\d{{1,5}})?)|(?P<ticket>[A-Z][A-Z0-9]{{1,9}}-\d{{1,7}})|(?P<version>\d+\.\d+\.\d+(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?|(?i:v\d+(?:\.\d+){{0,3}}(?:-[0-9a-z]+(?:\.[0-9a-z]+)*)?))|(?i:version|release)\s+(?P<vnum>\d+(?:\.\d+)*)|(?P<hash>(?i:[0-9a-f]{{7,64}}))|(?P<issue>#\d{{1,9}}))"
     );
     Regex::new(&pattern).expect("literal regex")
 });
@@ -361,11 +362,12 @@ pub fn extract_entities(content: &str, min_len: usize) -> Vec<Entity> {
 }
 
 fn pattern_entities(content: &str, covered: &mut [bool], found: &mut Vec<(usize, Entity)>) {
-    const GROUPS: [(&str, EntityKind); 10] = [
+    const GROUPS: [(&str, EntityKind); 11] = [
         ("url", EntityKind::Url),
         ("email", EntityKind::Email),
         ("uuid", EntityKind::Id),
         ("date", EntityKind::Date),
+        ("quarter", EntityKind::Date),
         ("ip", EntityKind::Other),
         ("ticket", EntityKind::Id),
         ("version", EntityKind::Version),

@@ -15,7 +15,8 @@
 //! - `reasons`: the clause after "because (of)", "'cause", "due to", "owing to", "as a result of",
 //!   "given that", "since" (as a conjunction), "thanks to", "parce que", "car" (as a
 //!   conjunction), "en raison de", "à cause de", "étant donné que", "puisque", "grâce à"; after
-//!   "reason:", "rationale:", "justification:", "why:", "raison :", "motif :" a list of short
+//!   "reason:", "rationale:", "justification:", "why:", "root cause:", "cause:", "raison :",
+//!   "cause racine :", "motif :" a list of short
 //!   noun phrases ("ACID and team expertise") gives one reason each.
 //! - `assignee`: the name after "assigned to", "assignee:", "owner:", "owned by", "handled by",
 //!   "assigné à", "attribué à", "confié à", "responsable :", "pris en charge par"; or the
@@ -298,7 +299,8 @@ static OVER: LazyLock<Regex> = LazyLock::new(|| phrase_regex(&["over"]));
 #[rustfmt::skip]
 static REASON_CUES: LazyLock<Regex> = LazyLock::new(|| {
     phrase_regex(&[
-        "reason:", "reasons:", "rationale:", "justification:", "why:", "raison:", "raisons:",
+        "reason:", "reasons:", "rationale:", "justification:", "why:", "root cause:", "cause:",
+        "raison:", "raisons:", "cause racine:",
         "motif:", "motifs:", "because of", "because", "due to", "owing to", "as a result of",
         "given that", "since", "thanks to", "'cause", "parce que", "parce qu'", "car", "en raison de",
         "en raison d'", "en raison du", "en raison des", "à cause de", "à cause d'", "à cause du",
@@ -443,6 +445,17 @@ pub fn extract(content: &str, memory_type: MemoryType, min_entity_len: usize) ->
         key_facts: extract_key_facts(content, &entities),
         entities,
     }
+}
+
+/// Builds every extraction regex now (type, entities, fingerprint, tags, causal cues): about
+/// 100 ms of CPU once per process, which the first [`extract`] would otherwise pay.
+pub fn warm_up() {
+    const SAMPLE: &str = "We decided to use Redis rather than Memcached because of speed. Owner: \
+                          Jean, by 2024-04-15; approved by Marie. Update: the limit is now 500.";
+    let memory_type = crate::classify::classify(SAMPLE);
+    let fingerprint = extract(SAMPLE, memory_type, 2);
+    crate::tags::extract_tags(SAMPLE, &fingerprint);
+    crate::causal::detect_cues(SAMPLE);
 }
 
 /// `text` without its parenthesised or bracketed remarks ("MySQL (not ACID)" → "MySQL ").
@@ -1332,6 +1345,15 @@ mod tests {
         ];
         assert!(fields.iter().flatten().all(|s| s.chars().count() <= 200));
         assert_eq!(f.decision.as_deref(), Some("PostgreSQL"));
+    }
+
+    #[test]
+    fn warm_up_builds_everything() {
+        warm_up();
+        assert_eq!(
+            fp(SEED, MemoryType::Decision).decision.as_deref(),
+            Some("PostgreSQL")
+        );
     }
 
     #[test]

@@ -212,7 +212,10 @@ mod tests {
             assert_eq!(t.as_str().parse::<MemoryType>().unwrap(), t);
         }
         let err = "bogus".parse::<MemoryType>().unwrap_err().to_string();
-        assert!(err.contains("decision, fact, preference, session_note, debug_log"), "{err}");
+        assert!(
+            err.contains("decision, fact, preference, session_note, debug_log"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -226,7 +229,9 @@ mod tests {
         ] {
             assert_eq!(parse_memory_id(&form).unwrap(), id, "{form}");
         }
-        assert!(parse_memory_id("T0:abc").unwrap_err().contains("mira_recall"));
+        assert!(parse_memory_id("T0:abc")
+            .unwrap_err()
+            .contains("mira_recall"));
         assert!(parse_memory_id("é").is_err());
     }
 }

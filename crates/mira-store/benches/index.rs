@@ -7,11 +7,14 @@
 //! a misleading worst case for HNSW). Queries are fresh draws from the same mixture.
 //!
 //! Run with `cargo bench -p mira-store --bench index -- --warm-up-time 1 --measurement-time 5`.
-//! Besides criterion's output, each size prints one `index-bench:` summary line per figure.
+//! Besides criterion's output, each size prints one `index-bench:` summary line per figure;
+//! `MIRA_INDEX_BENCH_SIZES=10000` (comma-separated) picks the sizes.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use mira_core::memory::MemoryId;
-use mira_store::index::{ExactIndex, IndexEntry, IndexParams, SearchFilter, VectorIndex, VectorIndexManager};
+use mira_store::index::{
+    ExactIndex, IndexEntry, IndexParams, SearchFilter, VectorIndex, VectorIndexManager,
+};
 use mira_store::{SqliteOptions, Store};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -48,7 +51,9 @@ fn normalise(mut v: Vec<f32>) -> Vec<f32> {
 
 fn mixture(n: usize, seed: u64) -> Vec<Vec<f32>> {
     let mut r = Rng(42);
-    let cents: Vec<Vec<f32>> = (0..CENTROIDS).map(|_| normalise((0..DIM).map(|_| r.gauss()).collect())).collect();
+    let cents: Vec<Vec<f32>> = (0..CENTROIDS)
+        .map(|_| normalise((0..DIM).map(|_| r.gauss()).collect()))
+        .collect();
     let mut r = Rng(seed);
     let s = 1.0 / (DIM as f32).sqrt();
     (0..n)
@@ -61,7 +66,10 @@ fn mixture(n: usize, seed: u64) -> Vec<Vec<f32>> {
 
 fn percentiles(mut ms: Vec<f64>) -> (f64, f64) {
     ms.sort_by(f64::total_cmp);
-    (ms[ms.len() / 2], ms[(ms.len() * 99 / 100).min(ms.len() - 1)])
+    (
+        ms[ms.len() / 2],
+        ms[(ms.len() * 99 / 100).min(ms.len() - 1)],
+    )
 }
 
 fn latencies(queries: &[Vec<f32>], mut f: impl FnMut(&[f32])) -> (f64, f64) {
@@ -76,14 +84,20 @@ fn latencies(queries: &[Vec<f32>], mut f: impl FnMut(&[f32])) -> (f64, f64) {
     percentiles(ms)
 }
 
-/// Single-thread read bandwidth: the best of 5 sums over 1 GiB of f32 (page-faulted in first).
+/// Single-thread read bandwidth: the best of 5 sums over 1 GiB of f32 (page-faulted in first),
+/// with 16 independent accumulators so that the adds vectorise and memory is the limit.
 fn bandwidth_gbs() -> f64 {
     let v = vec![1.0f32; 256 << 20];
     let mut best = f64::MAX;
     for _ in 0..5 {
         let t = Instant::now();
-        let s: f32 = v.chunks_exact(64).map(|c| c.iter().sum::<f32>()).sum();
-        std::hint::black_box(s);
+        let lanes = v.chunks_exact(16).fold([0.0f32; 16], |mut acc, c| {
+            for (a, x) in acc.iter_mut().zip(c) {
+                *a += x;
+            }
+            acc
+        });
+        std::hint::black_box(lanes);
         best = best.min(t.elapsed().as_secs_f64());
     }
     (v.len() * 4) as f64 / best / 1e9
@@ -123,7 +137,10 @@ fn bench_size(c: &mut Criterion, n: usize, bandwidth: f64) {
     drop(vectors);
     let dir = tmp.path().join("index");
     // Route every search through the graph so that both paths can be measured.
-    let params = IndexParams { exact_threshold: 0, ..IndexParams::default() };
+    let params = IndexParams {
+        exact_threshold: 0,
+        ..IndexParams::default()
+    };
 
     let t = Instant::now();
     let m = VectorIndexManager::open(store.clone(), &dir, params).expect("open");
@@ -156,7 +173,10 @@ fn bench_size(c: &mut Criterion, n: usize, bandwidth: f64) {
         let mut hit = 0usize;
         for q in &queries {
             let truth: HashSet<MemoryId> = ids(exact.search(q, k, f)).into_iter().collect();
-            hit += ids(m.search(q, k, f)).iter().filter(|id| truth.contains(id)).count();
+            hit += ids(m.search(q, k, f))
+                .iter()
+                .filter(|id| truth.contains(id))
+                .count();
         }
         hit as f64 / (queries.len() * k) as f64
     };
@@ -210,7 +230,13 @@ fn bench_size(c: &mut Criterion, n: usize, bandwidth: f64) {
 fn benches(c: &mut Criterion) {
     let bandwidth = bandwidth_gbs();
     println!("index-bench: memory bandwidth (single-thread read of 1 GiB) ~{bandwidth:.1} GB/s");
-    for n in [10_000, 100_000] {
+    // `MIRA_INDEX_BENCH_SIZES=10000` runs one size only.
+    let sizes: Vec<usize> = std::env::var("MIRA_INDEX_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .filter(|v: &Vec<usize>| !v.is_empty())
+        .unwrap_or_else(|| vec![10_000, 100_000]);
+    for n in sizes {
         bench_size(c, n, bandwidth);
     }
 }

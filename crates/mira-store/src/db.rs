@@ -48,7 +48,9 @@ pub struct Store {
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
@@ -71,8 +73,10 @@ fn configure(conn: &Connection, opts: &SqliteOptions, path: &Path) -> Result<()>
         message: e.to_string(),
     };
     // The first statement that reads the file tells us whether it is a database at all.
-    conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))
-        .map_err(not_db)?;
+    conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .map_err(not_db)?;
     conn.pragma_update(None, "journal_mode", &opts.journal_mode)?;
     conn.execute_batch(&format!(
         "PRAGMA synchronous = {}; PRAGMA foreign_keys = ON; PRAGMA cache_size = {}; \
@@ -86,8 +90,10 @@ impl Store {
     /// Opens (creating if needed) the database at `path`, applies pending migrations and returns it.
     pub fn open(path: &Path, opts: &SqliteOptions) -> Result<Store> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|source| StoreError::Directory { path: dir.to_path_buf(), source })?;
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Directory {
+                path: dir.to_path_buf(),
+                source,
+            })?;
         }
         if path.is_dir() {
             return Err(StoreError::NotADatabase {
@@ -102,7 +108,9 @@ impl Store {
         for _ in 0..opts.readers.max(1) {
             let conn = Connection::open_with_flags(
                 path,
-                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+                OpenFlags::SQLITE_OPEN_READ_ONLY
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                    | OpenFlags::SQLITE_OPEN_URI,
             )?;
             conn.busy_timeout(opts.busy_timeout)?;
             conn.execute_batch(&format!(
@@ -111,7 +119,11 @@ impl Store {
             ))?;
             readers.push(Mutex::new(conn));
         }
-        Ok(Store { path: path.to_path_buf(), writer: Mutex::new(writer), readers })
+        Ok(Store {
+            path: path.to_path_buf(),
+            writer: Mutex::new(writer),
+            readers,
+        })
     }
 
     /// The database file.

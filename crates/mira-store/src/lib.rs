@@ -6,6 +6,7 @@
 
 mod db;
 mod error;
+mod lifecycle;
 mod migrations;
 mod repo;
 mod search;
@@ -14,8 +15,15 @@ pub mod index;
 
 pub use db::{SqliteOptions, Store};
 pub use error::StoreError;
+pub use lifecycle::{
+    ArchiveMatch, ArchivePlan, ArchiveReport, ArchiveRule, DeleteCounts, DeleteScope, Restored,
+    TimelineQuery, TimelineRow,
+};
 pub use migrations::{LATEST_VERSION, MIGRATIONS};
-pub use repo::{decode_vector, encode_vector, EdgeRef, LoadedMemory, NewEdge, NewMemory, NewTag, RecentMemory, StoreStats};
+pub use repo::{
+    decode_vector, encode_vector, EdgeRef, LoadedMemory, NewEdge, NewMemory, NewTag, RecentMemory,
+    StoreStats,
+};
 pub use search::{fts_query, Scope};
 
 /// Result type of this crate.

@@ -29,20 +29,31 @@ pub fn current_version(conn: &Connection) -> Result<i64> {
         "CREATE TABLE IF NOT EXISTS schema_version (
             version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;",
     )?;
-    Ok(conn.query_row("SELECT COALESCE(MAX(version), 0) FROM schema_version", [], |r| r.get(0))?)
+    Ok(conn.query_row(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+        [],
+        |r| r.get(0),
+    )?)
 }
 
 /// Applies every pending migration, each in its own transaction. Returns the versions applied.
 pub fn migrate(conn: &mut Connection) -> Result<Vec<i64>> {
     let found = current_version(conn)?;
     if found > LATEST_VERSION {
-        return Err(StoreError::SchemaTooNew { found, supported: LATEST_VERSION });
+        return Err(StoreError::SchemaTooNew {
+            found,
+            supported: LATEST_VERSION,
+        });
     }
     let mut applied = Vec::new();
     for m in MIGRATIONS.iter().filter(|m| m.version > found) {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         // Another process may have migrated while we waited for the write lock.
-        let now: i64 = tx.query_row("SELECT COALESCE(MAX(version), 0) FROM schema_version", [], |r| r.get(0))?;
+        let now: i64 = tx.query_row(
+            "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+            [],
+            |r| r.get(0),
+        )?;
         if now >= m.version {
             continue;
         }
@@ -59,5 +70,9 @@ pub fn migrate(conn: &mut Connection) -> Result<Vec<i64>> {
 
 /// The applied version, read without creating anything (for read-only connections).
 pub fn current_version_readonly(conn: &Connection) -> Result<i64> {
-    Ok(conn.query_row("SELECT COALESCE(MAX(version), 0) FROM schema_version", [], |r| r.get(0))?)
+    Ok(conn.query_row(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+        [],
+        |r| r.get(0),
+    )?)
 }

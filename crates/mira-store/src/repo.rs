@@ -125,8 +125,11 @@ pub fn encode_vector(v: &[f32]) -> Vec<u8> {
 
 /// Decodes little-endian f32 bytes.
 pub fn decode_vector(bytes: &[u8]) -> Result<Vec<f32>> {
-    if bytes.len() % 4 != 0 {
-        return Err(StoreError::Corrupt(format!("embedding blob of {} bytes", bytes.len())));
+    if !bytes.len().is_multiple_of(4) {
+        return Err(StoreError::Corrupt(format!(
+            "embedding blob of {} bytes",
+            bytes.len()
+        )));
     }
     Ok(bytes
         .chunks_exact(4)
@@ -160,7 +163,9 @@ pub(crate) fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<(Memory, u32, u
         id: MemoryId::parse_str(&id).map_err(|e| bad(0, e.to_string()))?,
         wing: row.get(1)?,
         room: row.get(2)?,
-        memory_type: memory_type.parse::<MemoryType>().map_err(|e| bad(3, e.to_string()))?,
+        memory_type: memory_type
+            .parse::<MemoryType>()
+            .map_err(|e| bad(3, e.to_string()))?,
         content: row.get(4)?,
         token_count: row.get(5)?,
         created_at: millis_to_time(row.get(6)?),
@@ -169,7 +174,8 @@ pub(crate) fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<(Memory, u32, u
         superseded_by: superseded
             .map(|s| MemoryId::parse_str(&s).map_err(|e| bad(9, e.to_string())))
             .transpose()?,
-        fingerprint: serde_json::from_str::<Fingerprint>(&data).map_err(|e| bad(10, e.to_string()))?,
+        fingerprint: serde_json::from_str::<Fingerprint>(&data)
+            .map_err(|e| bad(10, e.to_string()))?,
     };
     Ok((memory, row.get(11)?, row.get(12)?))
 }
@@ -177,7 +183,11 @@ pub(crate) fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<(Memory, u32, u
 fn edges(conn: &Connection, sql: &str, id: &str) -> Result<Vec<EdgeRef>> {
     let mut stmt = conn.prepare_cached(sql)?;
     let rows = stmt.query_map([id], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, f64>(2)?))
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, f64>(2)?,
+        ))
     })?;
     let mut out = Vec::new();
     for row in rows {
@@ -260,7 +270,12 @@ impl Store {
 
     /// The most recent non-archived memories of `wing` created at or after `since_ms`
     /// (newest first, at most `limit`), with their embeddings and entity tags.
-    pub fn recent_in_wing(&self, wing: &str, since_ms: i64, limit: usize) -> Result<Vec<RecentMemory>> {
+    pub fn recent_in_wing(
+        &self,
+        wing: &str,
+        since_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<RecentMemory>> {
         self.read(|conn| {
             let mut stmt = conn.prepare_cached(
                 "SELECT v.id, v.created_at, e.vector,
@@ -291,7 +306,10 @@ impl Store {
     /// Counts for `mira status`.
     pub fn stats(&self) -> Result<StoreStats> {
         self.read(|conn| {
-            let one = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).map(|n| n.max(0) as u64);
+            let one = |sql: &str| {
+                conn.query_row(sql, [], |r| r.get::<_, i64>(0))
+                    .map(|n| n.max(0) as u64)
+            };
             let mut stats = StoreStats {
                 memories: one("SELECT count(*) FROM verbatims")?,
                 archived: one("SELECT count(*) FROM verbatims WHERE archived_at IS NOT NULL")?,
@@ -304,15 +322,26 @@ impl Store {
             };
             let group = |sql: &str, into: &mut BTreeMap<String, u64>| -> Result<()> {
                 let mut stmt = conn.prepare(sql)?;
-                for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+                for row in
+                    stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?
+                {
                     let (k, n) = row?;
                     into.insert(k, n.max(0) as u64);
                 }
                 Ok(())
             };
-            group("SELECT memory_type, count(*) FROM verbatims GROUP BY memory_type", &mut stats.by_type)?;
-            group("SELECT wing, count(*) FROM verbatims GROUP BY wing", &mut stats.by_wing)?;
-            group("SELECT wing || '/' || room, count(*) FROM verbatims GROUP BY wing, room", &mut stats.by_room)?;
+            group(
+                "SELECT memory_type, count(*) FROM verbatims GROUP BY memory_type",
+                &mut stats.by_type,
+            )?;
+            group(
+                "SELECT wing, count(*) FROM verbatims GROUP BY wing",
+                &mut stats.by_wing,
+            )?;
+            group(
+                "SELECT wing || '/' || room, count(*) FROM verbatims GROUP BY wing, room",
+                &mut stats.by_room,
+            )?;
             Ok(stats)
         })
     }
@@ -320,8 +349,11 @@ impl Store {
     /// The distinct wings, sorted.
     pub fn wings(&self) -> Result<Vec<String>> {
         self.read(|conn| {
-            let mut stmt = conn.prepare_cached("SELECT DISTINCT wing FROM verbatims ORDER BY wing")?;
-            let wings = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<Vec<String>>>()?;
+            let mut stmt =
+                conn.prepare_cached("SELECT DISTINCT wing FROM verbatims ORDER BY wing")?;
+            let wings = stmt
+                .query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()?;
             Ok(wings)
         })
     }
@@ -355,9 +387,17 @@ fn insert_one(tx: &Connection, new: &NewMemory) -> Result<i64> {
         "INSERT INTO fingerprints (memory_id, data, fact_count, token_count) VALUES (?1, ?2, ?3, ?4)",
     )?
     .execute(params![id, m.fingerprint.to_json(), m.fingerprint.fact_count(), new.fingerprint_tokens])?;
-    tx.prepare_cached("INSERT INTO embeddings (memory_id, model, dim, vector) VALUES (?1, ?2, ?3, ?4)")?
-        .execute(params![id, new.model, new.embedding.len() as i64, encode_vector(&new.embedding)])?;
-    let mut tag_stmt = tx.prepare_cached("INSERT OR IGNORE INTO tags (memory_id, tag, kind) VALUES (?1, ?2, ?3)")?;
+    tx.prepare_cached(
+        "INSERT INTO embeddings (memory_id, model, dim, vector) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![
+        id,
+        new.model,
+        new.embedding.len() as i64,
+        encode_vector(&new.embedding)
+    ])?;
+    let mut tag_stmt =
+        tx.prepare_cached("INSERT OR IGNORE INTO tags (memory_id, tag, kind) VALUES (?1, ?2, ?3)")?;
     for t in &new.tags {
         tag_stmt.execute(params![id, t.tag, t.kind])?;
     }
@@ -366,9 +406,16 @@ fn insert_one(tx: &Connection, new: &NewMemory) -> Result<i64> {
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     for e in &new.edges {
-        edge_stmt.execute(params![e.from.to_string(), id, e.relation.as_str(), e.confidence as f64, new.stored_at])?;
+        edge_stmt.execute(params![
+            e.from.to_string(),
+            id,
+            e.relation.as_str(),
+            e.confidence as f64,
+            new.stored_at
+        ])?;
     }
-    let mut sup = tx.prepare_cached("UPDATE verbatims SET superseded_by = ?1 WHERE id = ?2 AND id <> ?1")?;
+    let mut sup =
+        tx.prepare_cached("UPDATE verbatims SET superseded_by = ?1 WHERE id = ?2 AND id <> ?1")?;
     for old in &new.supersedes {
         sup.execute(params![id, old.to_string()])?;
     }

@@ -39,8 +39,15 @@ fn placeholders(n: usize) -> String {
 
 impl Store {
     /// BM25 search over the verbatim text: ids with their BM25 score (higher is better), best first.
-    pub fn lexical_search(&self, text: &str, limit: usize, scope: &Scope) -> Result<Vec<(MemoryId, f64)>> {
-        let Some(q) = fts_query(text) else { return Ok(vec![]) };
+    pub fn lexical_search(
+        &self,
+        text: &str,
+        limit: usize,
+        scope: &Scope,
+    ) -> Result<Vec<(MemoryId, f64)>> {
+        let Some(q) = fts_query(text) else {
+            return Ok(vec![]);
+        };
         self.read(|conn| {
             let mut stmt = conn.prepare_cached(
                 "SELECT v.id, bm25(verbatims_fts) AS score
@@ -86,7 +93,11 @@ impl Store {
     }
 
     /// Which of `ids` carry at least one of `tags` (lower-case), with the number of matching tags.
-    pub fn tag_matches(&self, ids: &[MemoryId], tags: &[String]) -> Result<HashMap<MemoryId, usize>> {
+    pub fn tag_matches(
+        &self,
+        ids: &[MemoryId],
+        tags: &[String],
+    ) -> Result<HashMap<MemoryId, usize>> {
         let mut out = HashMap::new();
         if ids.is_empty() || tags.is_empty() {
             return Ok(out);
@@ -123,7 +134,9 @@ impl Store {
         let ids = &ids[..ids.len().min(400)];
         self.read(|conn| {
             let p = placeholders(ids.len());
-            let sql = format!("SELECT from_id, to_id FROM causal_edges WHERE from_id IN ({p}) AND to_id IN ({p})");
+            let sql = format!(
+                "SELECT from_id, to_id FROM causal_edges WHERE from_id IN ({p}) AND to_id IN ({p})"
+            );
             let mut stmt = conn.prepare(&sql)?;
             let mut values: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
             values.extend(ids.iter().map(|i| i.to_string()));
@@ -140,7 +153,11 @@ impl Store {
     }
 
     /// Cached similarities for pairs, valid when computed after `fresh_after_ms`.
-    pub fn overlap_get(&self, pairs: &[(MemoryId, MemoryId)], fresh_after_ms: i64) -> Result<HashMap<(MemoryId, MemoryId), f32>> {
+    pub fn overlap_get(
+        &self,
+        pairs: &[(MemoryId, MemoryId)],
+        fresh_after_ms: i64,
+    ) -> Result<HashMap<(MemoryId, MemoryId), f32>> {
         let mut out = HashMap::new();
         self.read(|conn| {
             let mut stmt = conn.prepare_cached(
@@ -162,7 +179,12 @@ impl Store {
     }
 
     /// Stores similarities in the overlap cache, then trims it to `max_entries` (oldest first).
-    pub fn overlap_put(&self, values: &[((MemoryId, MemoryId), f32)], now_ms: i64, max_entries: u64) -> Result<()> {
+    pub fn overlap_put(
+        &self,
+        values: &[((MemoryId, MemoryId), f32)],
+        now_ms: i64,
+        max_entries: u64,
+    ) -> Result<()> {
         if values.is_empty() {
             return Ok(());
         }
@@ -185,4 +207,3 @@ impl Store {
         })
     }
 }
-

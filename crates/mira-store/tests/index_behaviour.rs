@@ -42,7 +42,9 @@ fn normalise(mut v: Vec<f32>) -> Vec<f32> {
 /// `n` vectors from a mixture of 40 centroids (sigma 1/sqrt(DIM)).
 fn clustered(n: usize, seed: u64) -> Vec<Vec<f32>> {
     let mut r = Rng(1);
-    let cents: Vec<Vec<f32>> = (0..40).map(|_| normalise((0..DIM).map(|_| r.gauss()).collect())).collect();
+    let cents: Vec<Vec<f32>> = (0..40)
+        .map(|_| normalise((0..DIM).map(|_| r.gauss()).collect()))
+        .collect();
     let mut r = Rng(seed);
     let s = 1.0 / (DIM as f32).sqrt();
     (0..n)
@@ -64,7 +66,11 @@ impl Fixture {
         let tmp = tempfile::tempdir().unwrap();
         let db = tmp.path().join("mira.db");
         let store = Arc::new(Store::open(&db, &SqliteOptions::default()).unwrap());
-        Fixture { _tmp: tmp, db, store }
+        Fixture {
+            _tmp: tmp,
+            db,
+            store,
+        }
     }
 
     fn index_dir(&self) -> PathBuf {
@@ -97,13 +103,22 @@ fn add_row(store: &Store, wing: &str, room: &str, vector: &[f32]) -> IndexEntry 
             Ok(seq)
         })
         .unwrap();
-    IndexEntry { key: seq as u64, id, wing: wing.into(), room: room.into(), vector: vector.to_vec() }
+    IndexEntry {
+        key: seq as u64,
+        id,
+        wing: wing.into(),
+        room: room.into(),
+        vector: vector.to_vec(),
+    }
 }
 
 fn archive_row(store: &Store, id: MemoryId) {
     store
         .write(|tx| {
-            tx.execute("UPDATE verbatims SET archived_at = 1 WHERE id = ?1", [id.to_string()])?;
+            tx.execute(
+                "UPDATE verbatims SET archived_at = 1 WHERE id = ?1",
+                [id.to_string()],
+            )?;
             Ok(())
         })
         .unwrap();
@@ -134,14 +149,22 @@ fn fill(store: &Store, n: usize, seed: u64) -> Vec<IndexEntry> {
             } else {
                 WINGS[2].0
             };
-            add_row(store, wing, if i % 2 == 0 { "decisions" } else { "facts" }, v)
+            add_row(
+                store,
+                wing,
+                if i % 2 == 0 { "decisions" } else { "facts" },
+                v,
+            )
         })
         .collect()
 }
 
 /// Parameters that route every search through the graph (no exact threshold).
 fn hnsw_params() -> IndexParams {
-    IndexParams { exact_threshold: 0, ..IndexParams::default() }
+    IndexParams {
+        exact_threshold: 0,
+        ..IndexParams::default()
+    }
 }
 
 fn recall(truth: &[MemoryId], got: &[MemoryId]) -> f64 {
@@ -158,8 +181,14 @@ fn exact_index_is_exact_ordered_and_rejects_bad_input() {
     let vs = clustered(500, 3);
     let mut idx = ExactIndex::new();
     for (i, v) in vs.iter().enumerate() {
-        idx.insert(IndexEntry { key: i as u64, id: MemoryId::new_v4(), wing: "w".into(), room: "r".into(), vector: v.clone() })
-            .unwrap();
+        idx.insert(IndexEntry {
+            key: i as u64,
+            id: MemoryId::new_v4(),
+            wing: "w".into(),
+            room: "r".into(),
+            vector: v.clone(),
+        })
+        .unwrap();
     }
     let q = &vs[7];
     let hits = idx.search(q, 50, &SearchFilter::all());
@@ -167,7 +196,10 @@ fn exact_index_is_exact_ordered_and_rejects_bad_input() {
     assert!(hits.windows(2).all(|w| w[0].similarity >= w[1].similarity));
     assert!((hits[0].similarity - 1.0).abs() < 1e-5);
     // Brute force agrees on the similarities.
-    let mut all: Vec<f32> = vs.iter().map(|v| v.iter().zip(q).map(|(a, b)| a * b).sum()).collect();
+    let mut all: Vec<f32> = vs
+        .iter()
+        .map(|v| v.iter().zip(q).map(|(a, b)| a * b).sum())
+        .collect();
     all.sort_by(|a, b| b.total_cmp(a));
     for (h, s) in hits.iter().zip(&all) {
         assert!((h.similarity - s).abs() < 1e-4);
@@ -175,21 +207,47 @@ fn exact_index_is_exact_ordered_and_rejects_bad_input() {
     // Ties are broken by key: two copies of one vector.
     let mut tie = ExactIndex::new();
     let (a, b) = (MemoryId::new_v4(), MemoryId::new_v4());
-    tie.insert(IndexEntry { key: 9, id: a, wing: "w".into(), room: "r".into(), vector: vs[0].clone() }).unwrap();
-    tie.insert(IndexEntry { key: 3, id: b, wing: "w".into(), room: "r".into(), vector: vs[0].clone() }).unwrap();
-    assert_eq!(ids(&tie.search(&vs[0], 2, &SearchFilter::all())), vec![b, a]);
+    tie.insert(IndexEntry {
+        key: 9,
+        id: a,
+        wing: "w".into(),
+        room: "r".into(),
+        vector: vs[0].clone(),
+    })
+    .unwrap();
+    tie.insert(IndexEntry {
+        key: 3,
+        id: b,
+        wing: "w".into(),
+        room: "r".into(),
+        vector: vs[0].clone(),
+    })
+    .unwrap();
+    assert_eq!(
+        ids(&tie.search(&vs[0], 2, &SearchFilter::all())),
+        vec![b, a]
+    );
     // Bad input: wrong dimension, NaN, zero vector; queries of those kinds find nothing.
-    let e = |v: Vec<f32>| IndexEntry { key: 1000, id: MemoryId::new_v4(), wing: "w".into(), room: "r".into(), vector: v };
+    let e = |v: Vec<f32>| IndexEntry {
+        key: 1000,
+        id: MemoryId::new_v4(),
+        wing: "w".into(),
+        room: "r".into(),
+        vector: v,
+    };
     assert!(idx.insert(e(vec![0.5; DIM + 1])).is_err());
     assert!(idx.insert(e(vec![f32::NAN; DIM])).is_err());
     assert!(idx.insert(e(vec![0.0; DIM])).is_err());
     assert!(idx.search(&[0.5; 3], 10, &SearchFilter::all()).is_empty());
-    assert!(idx.search(&[f32::NAN; DIM], 10, &SearchFilter::all()).is_empty());
+    assert!(idx
+        .search(&[f32::NAN; DIM], 10, &SearchFilter::all())
+        .is_empty());
     assert!(idx.search(q, 0, &SearchFilter::all()).is_empty());
     assert!(idx.search(q, 10, &SearchFilter::wing("nowhere")).is_empty());
     assert_eq!(idx.len(), 500);
     // Non-normalised input is normalised.
-    idx.insert(e(vs[1].iter().map(|x| x * 3.0).collect())).unwrap();
+    idx.insert(e(vs[1].iter().map(|x| x * 3.0).collect()))
+        .unwrap();
     let top = idx.search(&vs[1], 1, &SearchFilter::all());
     assert!((top[0].similarity - 1.0).abs() < 1e-5);
 }
@@ -200,15 +258,34 @@ fn hnsw_index_matches_exact_on_clustered_data_and_supports_removal() {
     let entries: Vec<IndexEntry> = vs
         .iter()
         .enumerate()
-        .map(|(i, v)| IndexEntry { key: i as u64, id: MemoryId::new_v4(), wing: "w".into(), room: "r".into(), vector: v.clone() })
+        .map(|(i, v)| IndexEntry {
+            key: i as u64,
+            id: MemoryId::new_v4(),
+            wing: "w".into(),
+            room: "r".into(),
+            vector: v.clone(),
+        })
         .collect();
     let exact = ExactIndex::from_entries(entries.clone()).unwrap();
-    let mut hnsw = HnswIndex::build(DIM, IndexParams::default(), &entries, 0, &Default::default()).unwrap().unwrap();
+    let mut hnsw = HnswIndex::build(
+        DIM,
+        IndexParams::default(),
+        &entries,
+        0,
+        &Default::default(),
+    )
+    .unwrap()
+    .unwrap();
     assert_eq!(hnsw.len(), 3000);
     let queries = clustered(100, 77);
     let r: f64 = queries
         .iter()
-        .map(|q| recall(&ids(&exact.search(q, 10, &SearchFilter::all())), &ids(&hnsw.search(q, 10, &SearchFilter::all()))))
+        .map(|q| {
+            recall(
+                &ids(&exact.search(q, 10, &SearchFilter::all())),
+                &ids(&hnsw.search(q, 10, &SearchFilter::all())),
+            )
+        })
         .sum::<f64>()
         / queries.len() as f64;
     assert!(r >= 0.98, "recall@10 {r}");
@@ -219,19 +296,31 @@ fn hnsw_index_matches_exact_on_clustered_data_and_supports_removal() {
     }
     assert!(!hnsw.remove(*removed.iter().next().unwrap()));
     for e in entries.iter().step_by(3).take(50) {
-        assert!(hnsw.search(&e.vector, 100, &SearchFilter::all()).iter().all(|h| !removed.contains(&h.id)));
+        assert!(hnsw
+            .search(&e.vector, 100, &SearchFilter::all())
+            .iter()
+            .all(|h| !removed.contains(&h.id)));
     }
     assert_eq!(hnsw.len(), 2000);
     // Re-inserting under the same key replaces.
     hnsw.insert(entries[0].clone()).unwrap();
-    assert_eq!(hnsw.search(&entries[0].vector, 1, &SearchFilter::all())[0].id, entries[0].id);
+    assert_eq!(
+        hnsw.search(&entries[0].vector, 1, &SearchFilter::all())[0].id,
+        entries[0].id
+    );
 }
 
 #[test]
 fn filtered_search_returns_only_the_wing_and_loses_no_recall() {
     let f = Fixture::new();
     let entries = fill(&f.store, 4000, 11);
-    for params in [hnsw_params(), IndexParams { exact_threshold: 500, ..IndexParams::default() }] {
+    for params in [
+        hnsw_params(),
+        IndexParams {
+            exact_threshold: 500,
+            ..IndexParams::default()
+        },
+    ] {
         let m = f.open(params);
         assert!(m.state().ready);
         let exact = ExactIndex::from_entries(entries.clone()).unwrap();
@@ -243,22 +332,40 @@ fn filtered_search_returns_only_the_wing_and_loses_no_recall() {
                 let hits = m.search(q, 10, &filter);
                 let truth = exact.search(q, 10, &filter);
                 assert_eq!(hits.len(), truth.len());
-                let wing_ids: HashSet<MemoryId> = entries.iter().filter(|e| e.wing == wing).map(|e| e.id).collect();
-                assert!(hits.iter().all(|h| wing_ids.contains(&h.id)), "a hit outside wing {wing}");
+                let wing_ids: HashSet<MemoryId> = entries
+                    .iter()
+                    .filter(|e| e.wing == wing)
+                    .map(|e| e.id)
+                    .collect();
+                assert!(
+                    hits.iter().all(|h| wing_ids.contains(&h.id)),
+                    "a hit outside wing {wing}"
+                );
                 total += recall(&ids(&truth), &ids(&hits));
             }
             let r = total / queries.len() as f64;
-            assert!(r >= 0.98, "filtered recall@10 for {wing} with {params:?}: {r}");
+            assert!(
+                r >= 0.98,
+                "filtered recall@10 for {wing} with {params:?}: {r}"
+            );
         }
         // Wing and room together; a room alone; an unknown wing.
-        let filter = SearchFilter { wing: Some("beta".into()), room: Some("facts".into()) };
+        let filter = SearchFilter {
+            wing: Some("beta".into()),
+            room: Some("facts".into()),
+        };
         for h in m.search(&queries[0], 20, &filter) {
             let e = entries.iter().find(|e| e.id == h.id).unwrap();
             assert_eq!((e.wing.as_str(), e.room.as_str()), ("beta", "facts"));
         }
-        let room_only = SearchFilter { wing: None, room: Some("decisions".into()) };
+        let room_only = SearchFilter {
+            wing: None,
+            room: Some("decisions".into()),
+        };
         assert_eq!(m.search(&queries[0], 20, &room_only).len(), 20);
-        assert!(m.search(&queries[0], 10, &SearchFilter::wing("nowhere")).is_empty());
+        assert!(m
+            .search(&queries[0], 10, &SearchFilter::wing("nowhere"))
+            .is_empty());
         drop(m);
     }
 }
@@ -300,7 +407,10 @@ fn removed_and_archived_memories_never_come_back() {
     let m = f.open(hnsw_params());
     let s = m.state();
     assert!(s.loaded && s.patched == 1, "{s:?}");
-    assert!(m.search(&entries[30].vector, 100, &SearchFilter::all()).iter().all(|h| h.id != entries[30].id));
+    assert!(m
+        .search(&entries[30].vector, 100, &SearchFilter::all())
+        .iter()
+        .all(|h| h.id != entries[30].id));
     assert_eq!(m.len(), 1497);
 }
 
@@ -310,21 +420,39 @@ fn consistent_files_are_loaded_without_rebuilding() {
     let entries = fill(&f.store, 1200, 31);
     let m = f.open(hnsw_params());
     let s = m.state();
-    assert!(s.ready && !s.loaded && s.rebuilds == 1 && s.persisted, "{s:?}");
+    assert!(
+        s.ready && !s.loaded && s.rebuilds == 1 && s.persisted,
+        "{s:?}"
+    );
     let built = s.last_rebuilt;
     let before = m.search(&entries[5].vector, 10, &SearchFilter::all());
     drop(m);
     let m = f.open(hnsw_params());
     let s = m.state();
-    assert!(s.ready && s.loaded && s.rebuilds == 0 && s.patched == 0 && s.persisted, "{s:?}");
-    assert_eq!(s.last_rebuilt.map(|t| t.timestamp_millis()), built.map(|t| t.timestamp_millis()));
-    assert_eq!(m.search(&entries[5].vector, 10, &SearchFilter::all()), before);
+    assert!(
+        s.ready && s.loaded && s.rebuilds == 0 && s.patched == 0 && s.persisted,
+        "{s:?}"
+    );
+    assert_eq!(
+        s.last_rebuilt.map(|t| t.timestamp_millis()),
+        built.map(|t| t.timestamp_millis())
+    );
+    assert_eq!(
+        m.search(&entries[5].vector, 10, &SearchFilter::all()),
+        before
+    );
     // Rows written after the last save are patched in, not rebuilt.
-    let extra: Vec<IndexEntry> = clustered(5, 32).iter().map(|v| add_row(&f.store, "alpha", "facts", v)).collect();
+    let extra: Vec<IndexEntry> = clustered(5, 32)
+        .iter()
+        .map(|v| add_row(&f.store, "alpha", "facts", v))
+        .collect();
     drop(m);
     let m = f.open(hnsw_params());
     let s = m.state();
-    assert!(s.loaded && s.patched == 5 && s.rebuilds == 0 && !s.persisted, "{s:?}");
+    assert!(
+        s.loaded && s.patched == 5 && s.rebuilds == 0 && !s.persisted,
+        "{s:?}"
+    );
     for e in &extra {
         assert_eq!(m.search(&e.vector, 1, &SearchFilter::all())[0].id, e.id);
     }
@@ -332,14 +460,20 @@ fn consistent_files_are_loaded_without_rebuilding() {
     assert!(m.state().persisted);
     // Other graph parameters: rebuilt.
     drop(m);
-    let m = f.open(IndexParams { m: 16, ..hnsw_params() });
+    let m = f.open(IndexParams {
+        m: 16,
+        ..hnsw_params()
+    });
     let s = m.state();
     assert!(!s.loaded && s.rebuilds == 1, "{s:?}");
     // An explicit rebuild.
     let n = m.rebuild_blocking().unwrap();
     assert_eq!(n, 1205);
     let s = m.state();
-    assert!(s.rebuilds == 2 && s.persisted && s.last_rebuilt.is_some(), "{s:?}");
+    assert!(
+        s.rebuilds == 2 && s.persisted && s.last_rebuilt.is_some(),
+        "{s:?}"
+    );
 }
 
 fn corrupt_and_reopen(damage: impl Fn(&Path)) {
@@ -373,7 +507,12 @@ fn truncated_graph_file_is_rebuilt() {
     corrupt_and_reopen(|dir| {
         let p = dir.join("hnsw.usearch");
         let len = std::fs::metadata(&p).unwrap().len();
-        std::fs::OpenOptions::new().write(true).open(&p).unwrap().set_len(len / 2).unwrap();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(len / 2)
+            .unwrap();
     });
 }
 
@@ -390,13 +529,15 @@ fn damaged_key_list_or_meta_is_rebuilt() {
     corrupt_and_reopen(|dir| std::fs::write(dir.join("hnsw.meta.json"), b"{ not json").unwrap());
     corrupt_and_reopen(|dir| {
         let p = dir.join("hnsw.meta.json");
-        let mut meta: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+        let mut meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
         meta["schema_version"] = serde_json::json!(999);
         std::fs::write(&p, serde_json::to_vec(&meta).unwrap()).unwrap();
     });
     corrupt_and_reopen(|dir| {
         let p = dir.join("hnsw.meta.json");
-        let mut meta: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+        let mut meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
         meta["count"] = serde_json::json!(3);
         std::fs::write(&p, serde_json::to_vec(&meta).unwrap()).unwrap();
     });
@@ -407,11 +548,18 @@ fn rows_written_by_another_process_show_up_after_sync() {
     let f = Fixture::new();
     let entries = fill(&f.store, 800, 51);
     let m = f.open(hnsw_params());
-    assert_eq!(m.sync_from_store().unwrap(), Default::default(), "nothing changed yet");
+    assert_eq!(
+        m.sync_from_store().unwrap(),
+        Default::default(),
+        "nothing changed yet"
+    );
     // "Another process": a second connection set on the same file.
     let other = Store::open(&f.db, &SqliteOptions::default()).unwrap();
     let v = clustered(3, 52);
-    let new: Vec<IndexEntry> = v.iter().map(|v| add_row(&other, "gamma", "facts", v)).collect();
+    let new: Vec<IndexEntry> = v
+        .iter()
+        .map(|v| add_row(&other, "gamma", "facts", v))
+        .collect();
     archive_row(&other, entries[1].id);
     delete_row(&other, entries[2].id);
     assert!(m.search(&new[0].vector, 1, &SearchFilter::all())[0].id != new[0].id);
@@ -419,10 +567,16 @@ fn rows_written_by_another_process_show_up_after_sync() {
     assert!(r.changed && r.added == 3 && r.removed == 2, "{r:?}");
     for e in &new {
         assert_eq!(m.search(&e.vector, 1, &SearchFilter::all())[0].id, e.id);
-        assert_eq!(m.search(&e.vector, 1, &SearchFilter::wing("gamma"))[0].id, e.id);
+        assert_eq!(
+            m.search(&e.vector, 1, &SearchFilter::wing("gamma"))[0].id,
+            e.id
+        );
     }
     for e in &entries[1..3] {
-        assert!(m.search(&e.vector, 50, &SearchFilter::all()).iter().all(|h| h.id != e.id));
+        assert!(m
+            .search(&e.vector, 50, &SearchFilter::all())
+            .iter()
+            .all(|h| h.id != e.id));
     }
     assert_eq!(m.len(), 801);
     // Our own writes through the manager are not counted twice.
@@ -438,7 +592,10 @@ fn rows_written_by_another_process_show_up_after_sync() {
     assert!(r.full_diff && r.added == 1 && r.removed == 1, "{r:?}");
     let top = m.search(&reused.vector, 1, &SearchFilter::all());
     assert_eq!(top[0].id, reused.id);
-    assert!(m.search(&mine.vector, 50, &SearchFilter::all()).iter().all(|h| h.id != mine.id));
+    assert!(m
+        .search(&mine.vector, 50, &SearchFilter::all())
+        .iter()
+        .all(|h| h.id != mine.id));
     assert_eq!(m.sync_from_store().unwrap(), Default::default());
 }
 
@@ -459,7 +616,10 @@ fn an_empty_store_grows_a_graph_and_inserts_during_a_build_are_kept() {
     }
     assert!(m.state().ready);
     // A wrong dimension is an error and changes nothing.
-    let bad = IndexEntry { vector: vec![0.1; DIM + 2], ..entries[0].clone() };
+    let bad = IndexEntry {
+        vector: vec![0.1; DIM + 2],
+        ..entries[0].clone()
+    };
     assert!(m.insert(bad).is_err());
     assert_eq!(m.len(), 300);
     assert!(m.search(&[0.1; 3], 10, &SearchFilter::all()).is_empty());
@@ -468,7 +628,10 @@ fn an_empty_store_grows_a_graph_and_inserts_during_a_build_are_kept() {
     std::fs::remove_file(f.index_dir().join("hnsw.usearch")).unwrap();
     drop(m);
     let m = VectorIndexManager::open(f.store.clone(), &f.index_dir(), hnsw_params()).unwrap();
-    let late: Vec<IndexEntry> = clustered(20, 62).iter().map(|v| add_row(&f.store, "beta", "facts", v)).collect();
+    let late: Vec<IndexEntry> = clustered(20, 62)
+        .iter()
+        .map(|v| add_row(&f.store, "beta", "facts", v))
+        .collect();
     for e in &late {
         m.insert(e.clone()).unwrap();
     }
@@ -478,4 +641,25 @@ fn an_empty_store_grows_a_graph_and_inserts_during_a_build_are_kept() {
     for e in late.iter().chain(&entries) {
         assert_eq!(m.search(&e.vector, 1, &SearchFilter::all())[0].id, e.id);
     }
+}
+
+#[test]
+fn the_manager_is_shared_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<VectorIndexManager>();
+    assert_send_sync::<HnswIndex>();
+    assert_send_sync::<ExactIndex>();
+    let f = Fixture::new();
+    let entries = fill(&f.store, 300, 71);
+    let m = f.open(hnsw_params());
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (m, entries) = (&m, &entries);
+            s.spawn(move || {
+                for e in entries.iter().skip(t).step_by(4) {
+                    assert_eq!(m.search(&e.vector, 1, &SearchFilter::all())[0].id, e.id);
+                }
+            });
+        }
+    });
 }

@@ -13,7 +13,7 @@ use mira_store::{SqliteOptions, Store};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Indexed texts (LoCoMo turns first, then events, then sentences of turns).
@@ -22,7 +22,10 @@ const CORPUS: usize = 6000;
 const QUERIES: usize = 400;
 
 fn data_dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/locomo-dev"))
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/locomo-dev"
+    ))
 }
 
 /// `(corpus, queries)`: distinct texts in a fixed order.
@@ -38,10 +41,19 @@ fn texts() -> (Vec<String>, Vec<String>) {
         let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
         let Some(obj) = doc.as_object() else { continue };
         let mut keys: Vec<&String> = obj.keys().collect();
-        keys.sort_by_key(|k| (k.trim_start_matches(|c: char| !c.is_ascii_digit()).parse::<u32>().unwrap_or(0), *k));
+        keys.sort_by_key(|k| {
+            (
+                k.trim_start_matches(|c: char| !c.is_ascii_digit())
+                    .parse::<u32>()
+                    .unwrap_or(0),
+                *k,
+            )
+        });
         for k in keys {
             let v = &obj[k];
-            let is_session = k.strip_prefix("session_").is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()));
+            let is_session = k
+                .strip_prefix("session_")
+                .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()));
             if is_session {
                 for turn in v.as_array().into_iter().flatten() {
                     if let Some(t) = turn["text"].as_str() {
@@ -57,16 +69,30 @@ fn texts() -> (Vec<String>, Vec<String>) {
             } else if k.starts_with("events_session_") {
                 for (speaker, list) in v.as_object().into_iter().flatten() {
                     if speaker != "date" {
-                        events.extend(list.as_array().into_iter().flatten().filter_map(|e| e.as_str().map(str::to_owned)));
+                        events.extend(
+                            list.as_array()
+                                .into_iter()
+                                .flatten()
+                                .filter_map(|e| e.as_str().map(str::to_owned)),
+                        );
                     }
                 }
             } else if k == "qa" {
-                questions.extend(v.as_array().into_iter().flatten().filter_map(|q| q["question"].as_str().map(str::to_owned)));
+                questions.extend(
+                    v.as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|q| q["question"].as_str().map(str::to_owned)),
+                );
             }
         }
     }
     let mut seen = HashSet::new();
-    let queries: Vec<String> = questions.into_iter().filter(|q| seen.insert(q.clone())).take(QUERIES).collect();
+    let queries: Vec<String> = questions
+        .into_iter()
+        .filter(|q| seen.insert(q.clone()))
+        .take(QUERIES)
+        .collect();
     let corpus: Vec<String> = turns
         .into_iter()
         .chain(events)
@@ -84,28 +110,55 @@ fn embed_cached(texts: &[String]) -> Vec<Vec<f32>> {
         h.update(t.as_bytes());
         h.update([0]);
     }
-    let tag: String = h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let tag: String = h
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("locomo-minilm-{tag}.f32"));
     if let Ok(bytes) = std::fs::read(&cache) {
         let dim = mira_embed::DIMENSION;
         if bytes.len() == texts.len() * dim * 4 {
-            let floats: Vec<f32> = bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            let floats: Vec<f32> = bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
             return floats.chunks_exact(dim).map(<[f32]>::to_vec).collect();
         }
     }
     let dir = mira_embed::resolve_model_dir(None);
-    let model = mira_embed::MiniLm::load(&dir)
-        .unwrap_or_else(|e| panic!("the real-embedding test needs the model (scripts/fetch-model.sh): {e}"));
+    let model = mira_embed::MiniLm::load(&dir).unwrap_or_else(|e| {
+        panic!("the real-embedding test needs the model (scripts/fetch-model.sh): {e}")
+    });
     let started = Instant::now();
     let mut out = Vec::with_capacity(texts.len());
     for chunk in texts.chunks(64) {
         let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
         out.extend(model.embed_batch(&refs).unwrap());
     }
-    eprintln!("embedded {} texts in {:.1} s", texts.len(), started.elapsed().as_secs_f64());
+    eprintln!(
+        "embedded {} texts in {:.1} s",
+        texts.len(),
+        started.elapsed().as_secs_f64()
+    );
     let bytes: Vec<u8> = out.iter().flatten().flat_map(|x| x.to_le_bytes()).collect();
     let _ = std::fs::write(&cache, bytes);
     out
+}
+
+/// Corpus texts, their embeddings and the query embeddings.
+type Embedded = (Vec<String>, Vec<Vec<f32>>, Vec<Vec<f32>>);
+
+/// The corpus and queries embedded, computed once per test binary.
+fn embedded() -> &'static Embedded {
+    static DATA: OnceLock<Embedded> = OnceLock::new();
+    DATA.get_or_init(|| {
+        let (corpus, queries) = texts();
+        let vectors = embed_cached(&corpus);
+        let qvecs = embed_cached(&queries);
+        (corpus, vectors, qvecs)
+    })
 }
 
 fn recall_at(truth: &[MemoryId], got: &[MemoryId]) -> f64 {
@@ -115,12 +168,14 @@ fn recall_at(truth: &[MemoryId], got: &[MemoryId]) -> f64 {
 
 #[test]
 fn hnsw_recall_on_real_embeddings_at_default_params() {
-    let (corpus, queries) = texts();
-    assert!(corpus.len() >= 5000, "only {} distinct LoCoMo texts", corpus.len());
+    let (corpus, vectors, qvecs) = embedded();
+    assert!(
+        corpus.len() >= 5000,
+        "only {} distinct LoCoMo texts",
+        corpus.len()
+    );
     let distinct: BTreeSet<&String> = corpus.iter().collect();
     assert_eq!(distinct.len(), corpus.len());
-    let vectors = embed_cached(&corpus);
-    let qvecs = embed_cached(&queries);
     let wings = ["conv-a", "conv-b", "conv-c"];
     let entries: Vec<IndexEntry> = vectors
         .iter()
@@ -136,15 +191,37 @@ fn hnsw_recall_on_real_embeddings_at_default_params() {
     let exact = ExactIndex::from_entries(entries.clone()).unwrap();
     let params = IndexParams::default();
     let started = Instant::now();
-    let hnsw = HnswIndex::build(384, params, &entries, 0, &Default::default()).unwrap().unwrap();
-    eprintln!("HNSW over {} real embeddings built in {:.1} s", entries.len(), started.elapsed().as_secs_f64());
+    let hnsw = HnswIndex::build(384, params, &entries, 0, &Default::default())
+        .unwrap()
+        .unwrap();
+    eprintln!(
+        "HNSW over {} real embeddings built in {:.1} s",
+        entries.len(),
+        started.elapsed().as_secs_f64()
+    );
     let ids = |h: Vec<mira_store::index::Hit>| h.into_iter().map(|h| h.id).collect::<Vec<_>>();
-    let mean = |f: &dyn Fn(&[f32]) -> f64| qvecs.iter().map(|q| f(q)).sum::<f64>() / qvecs.len() as f64;
+    let mean =
+        |f: &dyn Fn(&[f32]) -> f64| qvecs.iter().map(|q| f(q)).sum::<f64>() / qvecs.len() as f64;
     let all = SearchFilter::all();
-    let r10 = mean(&|q| recall_at(&ids(exact.search(q, 10, &all)), &ids(hnsw.search(q, 10, &all))));
-    let r100 = mean(&|q| recall_at(&ids(exact.search(q, 100, &all)), &ids(hnsw.search(q, 100, &all))));
+    let r10 = mean(&|q| {
+        recall_at(
+            &ids(exact.search(q, 10, &all)),
+            &ids(hnsw.search(q, 10, &all)),
+        )
+    });
+    let r100 = mean(&|q| {
+        recall_at(
+            &ids(exact.search(q, 100, &all)),
+            &ids(hnsw.search(q, 100, &all)),
+        )
+    });
     let wing = SearchFilter::wing("conv-b");
-    let rw = mean(&|q| recall_at(&ids(exact.search(q, 10, &wing)), &ids(hnsw.search(q, 10, &wing))));
+    let rw = mean(&|q| {
+        recall_at(
+            &ids(exact.search(q, 10, &wing)),
+            &ids(hnsw.search(q, 10, &wing)),
+        )
+    });
     eprintln!("real embeddings, default params: recall@10 {r10:.4}, recall@100 {r100:.4}, filtered recall@10 {rw:.4}");
     assert!(r10 >= 0.98, "recall@10 {r10}");
     assert!(rw >= 0.98, "filtered recall@10 {rw}");
@@ -153,14 +230,14 @@ fn hnsw_recall_on_real_embeddings_at_default_params() {
 
 #[test]
 fn restart_loads_the_persisted_index_without_re_embedding() {
-    let (corpus, _) = texts();
-    let vectors = embed_cached(&corpus[..2000]);
+    let (corpus, vectors, _) = embedded();
+    let (corpus, vectors) = (&corpus[..2000], &vectors[..2000]);
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("mira.db");
     let store = Arc::new(Store::open(&db, &SqliteOptions::default()).unwrap());
     store
         .write(|tx| {
-            for (text, v) in corpus.iter().zip(&vectors) {
+            for (text, v) in corpus.iter().zip(vectors) {
                 let id = MemoryId::new_v4().to_string();
                 tx.execute(
                     "INSERT INTO verbatims (id, wing, room, memory_type, content, content_hash, token_count, created_at, stored_at)
@@ -177,7 +254,10 @@ fn restart_loads_the_persisted_index_without_re_embedding() {
         })
         .unwrap();
     let dir = tmp.path().join("index");
-    let params = IndexParams { exact_threshold: 0, ..IndexParams::default() };
+    let params = IndexParams {
+        exact_threshold: 0,
+        ..IndexParams::default()
+    };
     let m = VectorIndexManager::open(store.clone(), &dir, params).unwrap();
     assert!(m.wait_idle(Duration::from_secs(300)));
     assert!(m.state().persisted);
@@ -189,7 +269,10 @@ fn restart_loads_the_persisted_index_without_re_embedding() {
     let m = VectorIndexManager::open(store, &dir, params).unwrap();
     assert!(m.wait_idle(Duration::from_secs(60)));
     let s = m.state();
-    eprintln!("restart with 2000 real embeddings: ready in {:.0} ms", started.elapsed().as_secs_f64() * 1e3);
+    eprintln!(
+        "restart with 2000 real embeddings: ready in {:.0} ms",
+        started.elapsed().as_secs_f64() * 1e3
+    );
     assert!(s.loaded && s.rebuilds == 0 && s.size == 2000, "{s:?}");
     assert_eq!(m.search(q, 10, &SearchFilter::all()), before);
 }

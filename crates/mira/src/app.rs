@@ -34,7 +34,9 @@ pub struct App {
 
 impl std::fmt::Debug for App {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("App").field("store", &self.store).finish_non_exhaustive()
+        f.debug_struct("App")
+            .field("store", &self.store)
+            .finish_non_exhaustive()
     }
 }
 
@@ -52,10 +54,18 @@ impl App {
 
     /// Opens the store with a given embedder (tests use the deterministic one).
     pub fn open_with_embedder(config: Config, embedder: Arc<dyn Embedder>) -> Result<App> {
-        Self::open_with(config, ConfigSource::Defaults, Box::new(move || Ok(embedder.clone())))
+        Self::open_with(
+            config,
+            ConfigSource::Defaults,
+            Box::new(move || Ok(embedder.clone())),
+        )
     }
 
-    fn open_with(config: Config, config_source: ConfigSource, factory: EmbedderFactory) -> Result<App> {
+    fn open_with(
+        config: Config,
+        config_source: ConfigSource,
+        factory: EmbedderFactory,
+    ) -> Result<App> {
         let dir = config.storage_dir();
         ensure_writable_dir(&dir)?;
         let db = config.db_path();
@@ -66,13 +76,18 @@ impl App {
         let h = &config.hnsw;
         let params = IndexParams {
             m: h.m,
-            ef_construction: if h.ef_construction == 0 { IndexParams::default().ef_construction } else { h.ef_construction },
+            ef_construction: if h.ef_construction == 0 {
+                IndexParams::default().ef_construction
+            } else {
+                h.ef_construction
+            },
             ef_search: h.ef_search,
             exact_threshold: h.exact_threshold,
         };
         let index = VectorIndexManager::open(store.clone(), &dir.join("index"), params)
             .context("cannot open the vector index")?;
-        let cache_size = std::num::NonZeroUsize::new(config.embeddings.cache_size.max(1)).unwrap_or(std::num::NonZeroUsize::MIN);
+        let cache_size = std::num::NonZeroUsize::new(config.embeddings.cache_size.max(1))
+            .unwrap_or(std::num::NonZeroUsize::MIN);
         Ok(App {
             query_cache: Mutex::new(lru::LruCache::new(cache_size)),
             config,
@@ -102,12 +117,19 @@ impl App {
 
     /// A cached query embedding.
     pub fn query_cache_get(&self, query: &str) -> Option<Vec<f32>> {
-        self.query_cache.lock().unwrap_or_else(|p| p.into_inner()).get(query).cloned()
+        self.query_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(query)
+            .cloned()
     }
 
     /// Caches a query embedding (least recently used entries are evicted).
     pub fn query_cache_put(&self, query: &str, vector: Vec<f32>) {
-        self.query_cache.lock().unwrap_or_else(|p| p.into_inner()).put(query.to_owned(), vector);
+        self.query_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .put(query.to_owned(), vector);
     }
 
     /// Adds a just-stored memory to the vector index (SQLite already holds it; a failure here
@@ -137,11 +159,19 @@ fn model_dir(config: &Config) -> PathBuf {
 
 /// Creates `dir` if needed and checks that files can be written in it.
 fn ensure_writable_dir(dir: &std::path::Path) -> Result<()> {
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create the storage directory {} (storage.path / MIRA_STORAGE_PATH)", dir.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| {
+        format!(
+            "cannot create the storage directory {} (storage.path / MIRA_STORAGE_PATH)",
+            dir.display()
+        )
+    })?;
     let probe = dir.join(format!(".mira-write-test-{}", std::process::id()));
-    std::fs::write(&probe, b"")
-        .with_context(|| format!("the storage directory {} is not writable (storage.path / MIRA_STORAGE_PATH)", dir.display()))?;
+    std::fs::write(&probe, b"").with_context(|| {
+        format!(
+            "the storage directory {} is not writable (storage.path / MIRA_STORAGE_PATH)",
+            dir.display()
+        )
+    })?;
     let _ = std::fs::remove_file(probe);
     Ok(())
 }

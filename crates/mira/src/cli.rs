@@ -18,14 +18,21 @@ pub struct Cli {
     /// Log filter for stderr (overrides MIRA_LOG), e.g. `info` or `mira=debug`.
     #[arg(long, global = true, value_name = "FILTER")]
     pub log: Option<String>,
-    /// What to do.
+    /// What to do; without one, mira serves MCP (as `mira serve`).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Serve MCP over stdio (the default, also `mira` alone), or over streamable HTTP with --http.
+    Serve {
+        /// Serve streamable HTTP on ADDR (path /mcp) instead of stdio; ADDR defaults to
+        /// mcp.http.addr (127.0.0.1:8765).
+        #[arg(long, value_name = "ADDR", num_args = 0..=1)]
+        http: Option<Option<String>>,
+    },
     /// Apply pending database migrations and print the schema version.
     Migrate,
     /// Show counts, paths, schema version and model.
@@ -98,6 +105,102 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List memories in time order (newest first by default), with their ids.
+    Timeline {
+        /// Only this wing (all wings when absent).
+        #[arg(long)]
+        wing: Option<String>,
+        /// Only this room.
+        #[arg(long)]
+        room: Option<String>,
+        /// Only this type: decision, fact, preference, session_note or debug_log.
+        #[arg(long = "type", value_name = "TYPE")]
+        memory_type: Option<String>,
+        /// Created at or after: YYYY-MM-DD, RFC 3339, or an age such as 7d, 12h, 2w.
+        #[arg(long, value_name = "WHEN")]
+        since: Option<String>,
+        /// Created at or before (a bare date includes the whole day); same forms as --since.
+        #[arg(long, value_name = "WHEN")]
+        until: Option<String>,
+        /// Memories per page, 1-1000 (default 100).
+        #[arg(long, allow_negative_numbers = true)]
+        limit: Option<i64>,
+        /// Continue after a page: the next_cursor it printed.
+        #[arg(long)]
+        cursor: Option<String>,
+        /// newest (default) or oldest first.
+        #[arg(long, value_name = "ORDER")]
+        order: Option<String>,
+        /// Show archived memories too.
+        #[arg(long)]
+        include_archived: bool,
+        /// Show superseded memories too.
+        #[arg(long)]
+        include_superseded: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the causes (and optionally the consequences) of a memory along its causal links.
+    Causal {
+        /// The id (`<uuid>` or `T0:<uuid>`).
+        id: String,
+        /// How many links to follow, 1-10 (default 3).
+        #[arg(long, allow_negative_numbers = true)]
+        max_depth: Option<i64>,
+        /// Also show what the memory led to.
+        #[arg(long)]
+        consequences: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Archive old memories (by archive_thresholds, --older-than or --id), or restore some.
+    /// Archived memories leave recall but stay loadable.
+    Archive {
+        /// Archive memories of every type older than this many days (instead of the thresholds).
+        #[arg(long, value_name = "DAYS", allow_negative_numbers = true)]
+        older_than: Option<i64>,
+        /// Archive this memory (repeatable; instead of the thresholds).
+        #[arg(long = "id", value_name = "ID")]
+        ids: Vec<String>,
+        /// Show what would be archived without changing anything.
+        #[arg(long)]
+        dry_run: bool,
+        /// Un-archive these memories instead.
+        #[arg(long, value_name = "ID", num_args = 1.., conflicts_with_all = ["older_than", "ids", "dry_run"])]
+        restore: Vec<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Permanently delete every memory, a wing, or a room of a wing (needs --yes).
+    #[command(group(clap::ArgGroup::new("scope").required(true).args(["all", "wing"])))]
+    Clear {
+        /// Delete every memory of every wing.
+        #[arg(long, conflicts_with_all = ["wing", "room"])]
+        all: bool,
+        /// Delete this wing (all its rooms unless --room).
+        #[arg(long)]
+        wing: Option<String>,
+        /// Only this room of the wing.
+        #[arg(long, requires = "wing")]
+        room: Option<String>,
+        /// Confirm the deletion (without it, only the counts are shown).
+        #[arg(long)]
+        yes: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Permanently delete one memory and everything derived from it.
+    Forget {
+        /// The id (`<uuid>` or `T0:<uuid>`).
+        id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// The evaluation benchmarks.
@@ -126,6 +229,14 @@ pub enum IndexAction {
     Rebuild,
 }
 
+/// `mira serve` and `mira` alone: MCP on the transport chosen by `--http` or `mcp.transport`.
+fn serve(cli: &Cli, http: Option<Option<&str>>) -> Result<ExitCode> {
+    let app = open(cli)?;
+    let transport = crate::mcp::transport(&app.config.mcp, http)?;
+    crate::mcp::serve(app, transport)?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn open(cli: &Cli) -> Result<App> {
     let (config, source) = Config::load(cli.config.as_deref())?;
     App::open(config, source)
@@ -134,13 +245,18 @@ fn open(cli: &Cli) -> Result<App> {
 fn read_text(path: &PathBuf) -> Result<String> {
     let bytes = if path.as_os_str() == "-" {
         let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).context("cannot read standard input")?;
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
+            .context("cannot read standard input")?;
         buf
     } else {
         std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?
     };
     String::from_utf8(bytes).map_err(|e| {
-        anyhow::anyhow!("{} is not valid UTF-8 (first bad byte at offset {}): convert it to UTF-8", path.display(), e.utf8_error().valid_up_to())
+        anyhow::anyhow!(
+            "{} is not valid UTF-8 (first bad byte at offset {}): convert it to UTF-8",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
     })
 }
 
@@ -167,7 +283,11 @@ fn use_case<T>(r: Result<T, UseCaseError>) -> Result<Result<T, ExitCode>> {
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
-    match &cli.command {
+    let Some(command) = &cli.command else {
+        return serve(&cli, None);
+    };
+    match command {
+        Command::Serve { http } => return serve(&cli, http.as_ref().map(Option::as_deref)),
         Command::Migrate => {
             let app = open(&cli)?;
             println!(
@@ -188,7 +308,15 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 print!("{}", usecases::status::render_text(&status));
             }
         }
-        Command::Store { text, file, wing, room, memory_type, supersedes, json } => {
+        Command::Store {
+            text,
+            file,
+            wing,
+            room,
+            memory_type,
+            supersedes,
+            json,
+        } => {
             let content = match (text, file) {
                 (Some(t), _) => t.clone(),
                 (None, Some(f)) => read_text(f)?,
@@ -213,14 +341,25 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 print!("{}", usecases::store::render_text(&outcome));
             }
         }
-        Command::Recall { query, budget, wing, room, fallback_wings, json } => {
+        Command::Recall {
+            query,
+            budget,
+            wing,
+            room,
+            fallback_wings,
+            json,
+        } => {
             let app = open(&cli)?;
             let req = usecases::recall::RecallRequest {
                 query: query.clone(),
                 budget: *budget,
                 wing: wing.clone(),
                 room: room.clone(),
-                fallback_wings: fallback_wings.iter().map(|w| w.trim().to_owned()).filter(|w| !w.is_empty()).collect(),
+                fallback_wings: fallback_wings
+                    .iter()
+                    .map(|w| w.trim().to_owned())
+                    .filter(|w| !w.is_empty())
+                    .collect(),
                 now: None,
             };
             let outcome = match use_case(usecases::recall::recall(&app, &req))? {
@@ -233,14 +372,30 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 println!("{}", outcome.text);
             }
         }
-        Command::Eval { bench: EvalBench::Locomo { path, budget, max_questions, json } } => {
+        Command::Eval {
+            bench:
+                EvalBench::Locomo {
+                    path,
+                    budget,
+                    max_questions,
+                    json,
+                },
+        } => {
             let (config, _) = Config::load(cli.config.as_deref())?;
             if !(1..=usecases::recall::MAX_BUDGET).contains(budget) {
-                anyhow::bail!("--budget must be between 1 and {}", usecases::recall::MAX_BUDGET);
+                anyhow::bail!(
+                    "--budget must be between 1 and {}",
+                    usecases::recall::MAX_BUDGET
+                );
             }
             let dir = mira_embed::resolve_model_dir(config.embeddings.model_dir.as_deref());
-            let model: std::sync::Arc<dyn mira_embed::Embedder> = std::sync::Arc::new(mira_embed::MiniLm::load(&dir)?);
-            let opts = crate::eval::EvalOptions { path: path.clone(), budget: *budget, max_questions: *max_questions };
+            let model: std::sync::Arc<dyn mira_embed::Embedder> =
+                std::sync::Arc::new(mira_embed::MiniLm::load(&dir)?);
+            let opts = crate::eval::EvalOptions {
+                path: path.clone(),
+                budget: *budget,
+                max_questions: *max_questions,
+            };
             let report = crate::eval::run(&config, model, &opts)?;
             if *json {
                 print_json(&report)?;
@@ -248,12 +403,18 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 print!("{}", crate::eval::render_table(&report));
             }
         }
-        Command::Index { action: IndexAction::Rebuild } => {
+        Command::Index {
+            action: IndexAction::Rebuild,
+        } => {
             let app = open(&cli)?;
             let n = app.index.rebuild_blocking()?;
             app.index.save()?;
             let state = app.index.state();
-            println!("Index rebuilt: {n} vectors ({}, saved in {})", state.kind, app.index.dir().display());
+            println!(
+                "Index rebuilt: {n} vectors ({}, saved in {})",
+                state.kind,
+                app.index.dir().display()
+            );
         }
         Command::Load { id, json } => {
             let app = open(&cli)?;
@@ -267,6 +428,136 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 print!("{}", usecases::load::render_text(&loaded));
             }
         }
+        Command::Timeline { .. }
+        | Command::Causal { .. }
+        | Command::Archive { .. }
+        | Command::Clear { .. }
+        | Command::Forget { .. } => {
+            return run_lifecycle(&cli);
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints a use case's outcome as JSON or as its text form; invalid input and unknown ids
+/// become exit codes 2 and 3.
+fn emit<T: serde::Serialize>(
+    r: Result<T, UseCaseError>,
+    json: bool,
+    text: impl FnOnce(&T) -> String,
+) -> Result<ExitCode> {
+    let value = match use_case(r)? {
+        Ok(v) => v,
+        Err(code) => return Ok(code),
+    };
+    if json {
+        print_json(&value)?;
+    } else {
+        print!("{}", text(&value));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The lifecycle commands: timeline, causal, archive, clear, forget.
+fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
+    use usecases::{archive, causal, clear, timeline};
+    let app = open(cli)?;
+    let Some(command) = &cli.command else {
+        anyhow::bail!("not a lifecycle command")
+    };
+    match command {
+        Command::Timeline {
+            wing,
+            room,
+            memory_type,
+            since,
+            until,
+            limit,
+            cursor,
+            order,
+            include_archived,
+            include_superseded,
+            json,
+        } => {
+            let req = timeline::TimelineRequest {
+                wing: wing.clone(),
+                room: room.clone(),
+                memory_type: memory_type.clone(),
+                since: since.clone(),
+                until: until.clone(),
+                limit: *limit,
+                cursor: cursor.clone(),
+                order: order.clone(),
+                include_archived: *include_archived,
+                include_superseded: *include_superseded,
+                now: None,
+            };
+            emit(timeline::timeline(&app, &req), *json, timeline::render_text)
+        }
+        Command::Causal {
+            id,
+            max_depth,
+            consequences,
+            json,
+        } => {
+            let req = causal::CausalRequest {
+                id: id.clone(),
+                max_depth: *max_depth,
+                include_consequences: *consequences,
+            };
+            emit(causal::causal_chain(&app, &req), *json, causal::render_text)
+        }
+        Command::Archive { restore, json, .. } if !restore.is_empty() => emit(
+            archive::unarchive(&app, restore),
+            *json,
+            archive::render_unarchive_text,
+        ),
+        Command::Archive {
+            older_than,
+            ids,
+            dry_run,
+            json,
+            ..
+        } => {
+            let req = archive::ArchiveRequest {
+                older_than_days: *older_than,
+                ids: ids.clone(),
+                dry_run: *dry_run,
+                now: None,
+            };
+            emit(archive::archive(&app, &req), *json, archive::render_text)
+        }
+        Command::Clear {
+            all,
+            wing,
+            room,
+            yes,
+            json,
+        } => {
+            let scope = match (all, wing, room) {
+                (true, _, _) => clear::ClearScope::All,
+                (false, Some(w), None) => clear::ClearScope::Wing { wing: w.clone() },
+                (false, Some(w), Some(r)) => clear::ClearScope::Room {
+                    wing: w.clone(),
+                    room: r.clone(),
+                },
+                (false, None, _) => anyhow::bail!("give --all or --wing WING"),
+            };
+            emit(
+                clear::clear(
+                    &app,
+                    &clear::ClearRequest {
+                        scope,
+                        confirm: *yes,
+                    },
+                ),
+                *json,
+                clear::render_text,
+            )
+        }
+        Command::Forget { id, json } => {
+            emit(clear::forget(&app, id), *json, clear::render_forget_text)
+        }
+        _ => anyhow::bail!("not a lifecycle command"),
+    }
 }

@@ -53,7 +53,9 @@ pub struct SystemConfig {
 }
 impl Default for SystemConfig {
     fn default() -> Self {
-        SystemConfig { version: env!("CARGO_PKG_VERSION").into() }
+        SystemConfig {
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
     }
 }
 
@@ -198,7 +200,13 @@ pub struct DecayRates {
 }
 impl Default for DecayRates {
     fn default() -> Self {
-        DecayRates { decision: 0.001, fact: 0.005, preference: 0.01, session_note: 0.1, debug_log: 0.5 }
+        DecayRates {
+            decision: 0.001,
+            fact: 0.005,
+            preference: 0.01,
+            session_note: 0.1,
+            debug_log: 0.5,
+        }
     }
 }
 
@@ -219,7 +227,13 @@ pub struct ArchiveThresholds {
 }
 impl Default for ArchiveThresholds {
     fn default() -> Self {
-        ArchiveThresholds { session_note: Some(30), debug_log: Some(7), decision: None, fact: None, preference: None }
+        ArchiveThresholds {
+            session_note: Some(30),
+            debug_log: Some(7),
+            decision: None,
+            fact: None,
+            preference: None,
+        }
     }
 }
 
@@ -234,7 +248,10 @@ pub struct OverlapCacheConfig {
 }
 impl Default for OverlapCacheConfig {
     fn default() -> Self {
-        OverlapCacheConfig { ttl_days: 30, max_entries: 1_000_000 }
+        OverlapCacheConfig {
+            ttl_days: 30,
+            max_entries: 1_000_000,
+        }
     }
 }
 
@@ -284,7 +301,13 @@ pub struct HnswConfig {
 }
 impl Default for HnswConfig {
     fn default() -> Self {
-        HnswConfig { m: 32, ml: 0.25, ef_construction: 0, ef_search: 100, exact_threshold: 20_000 }
+        HnswConfig {
+            m: 32,
+            ml: 0.25,
+            ef_construction: 0,
+            ef_search: 100,
+            exact_threshold: 20_000,
+        }
     }
 }
 
@@ -301,7 +324,11 @@ pub struct QueryExpansion {
 }
 impl Default for QueryExpansion {
     fn default() -> Self {
-        QueryExpansion { enabled: true, num_variants: 3, temperature: 0.3 }
+        QueryExpansion {
+            enabled: true,
+            num_variants: 3,
+            temperature: 0.3,
+        }
     }
 }
 
@@ -316,7 +343,10 @@ pub struct Clustering {
 }
 impl Default for Clustering {
     fn default() -> Self {
-        Clustering { enabled: true, similarity_threshold: 0.88 }
+        Clustering {
+            enabled: true,
+            similarity_threshold: 0.88,
+        }
     }
 }
 
@@ -331,7 +361,10 @@ pub struct Reranker {
 }
 impl Default for Reranker {
     fn default() -> Self {
-        Reranker { enabled: false, top_k: 30 }
+        Reranker {
+            enabled: false,
+            top_k: 30,
+        }
     }
 }
 
@@ -357,6 +390,9 @@ pub struct RecallConfig {
     pub search_time_clustering: Clustering,
     /// Heuristic reranker.
     pub reranker: Reranker,
+    /// What recall does with a superseded memory: `header` (shown only as a header, after its
+    /// successor) or `exclude` (left out). Its successor is always brought in.
+    pub superseded: String,
 }
 impl Default for RecallConfig {
     fn default() -> Self {
@@ -370,6 +406,7 @@ impl Default for RecallConfig {
             query_expansion: QueryExpansion::default(),
             search_time_clustering: Clustering::default(),
             reranker: Reranker::default(),
+            superseded: "header".into(),
         }
     }
 }
@@ -385,7 +422,10 @@ pub struct SoulExtraction {
 }
 impl Default for SoulExtraction {
     fn default() -> Self {
-        SoulExtraction { min_trait_confidence: 0.3, min_observations_for_trait: 5 }
+        SoulExtraction {
+            min_trait_confidence: 0.3,
+            min_observations_for_trait: 5,
+        }
     }
 }
 
@@ -398,7 +438,9 @@ pub struct SoulRecall {
 }
 impl Default for SoulRecall {
     fn default() -> Self {
-        SoulRecall { default_budget_tokens: 1000 }
+        SoulRecall {
+            default_budget_tokens: 1000,
+        }
     }
 }
 
@@ -415,7 +457,11 @@ pub struct SoulDrift {
 }
 impl Default for SoulDrift {
     fn default() -> Self {
-        SoulDrift { threshold: 0.3, window_size: 10, auto_check_after_capture: true }
+        SoulDrift {
+            threshold: 0.3,
+            window_size: 10,
+            auto_check_after_capture: true,
+        }
     }
 }
 
@@ -428,7 +474,9 @@ pub struct SoulModelSwap {
 }
 impl Default for SoulModelSwap {
     fn default() -> Self {
-        SoulModelSwap { auto_reinforce: true }
+        SoulModelSwap {
+            auto_reinforce: true,
+        }
     }
 }
 
@@ -443,7 +491,10 @@ pub struct SoulEvolution {
 }
 impl Default for SoulEvolution {
     fn default() -> Self {
-        SoulEvolution { enabled: true, max_history_versions: 100 }
+        SoulEvolution {
+            enabled: true,
+            max_history_versions: 100,
+        }
     }
 }
 
@@ -476,7 +527,10 @@ pub struct McpHttpConfig {
 }
 impl Default for McpHttpConfig {
     fn default() -> Self {
-        McpHttpConfig { addr: "127.0.0.1:8765".into(), auth_token: None }
+        McpHttpConfig {
+            addr: "127.0.0.1:8765".into(),
+            auth_token: None,
+        }
     }
 }
 
@@ -520,7 +574,11 @@ pub struct MetricsConfig {
 }
 impl Default for MetricsConfig {
     fn default() -> Self {
-        MetricsConfig { enabled: true, prometheus_addr: "127.0.0.1:9090".into(), report_interval_seconds: 60 }
+        MetricsConfig {
+            enabled: true,
+            prometheus_addr: "127.0.0.1:9090".into(),
+            report_interval_seconds: 60,
+        }
     }
 }
 
@@ -568,7 +626,13 @@ pub struct WebhooksConfig {
 }
 impl Default for WebhooksConfig {
     fn default() -> Self {
-        WebhooksConfig { enabled: false, workers: 3, queue_size: 1000, timeout_seconds: 30, endpoints: vec![] }
+        WebhooksConfig {
+            enabled: false,
+            workers: 3,
+            queue_size: 1000,
+            timeout_seconds: 30,
+            endpoints: vec![],
+        }
     }
 }
 
@@ -606,16 +670,22 @@ impl Config {
     pub fn load(explicit: Option<&Path>) -> Result<(Config, ConfigSource)> {
         let path = match explicit {
             Some(p) => Some(p.to_path_buf()),
-            None => std::env::var_os("MIRA_CONFIG").map(PathBuf::from).or_else(default_config_file),
+            None => std::env::var_os("MIRA_CONFIG")
+                .map(PathBuf::from)
+                .or_else(default_config_file),
         };
         let (mut cfg, source) = match path {
             Some(p) => {
                 if p.is_dir() {
-                    bail!("config file {} is a directory: pass the path of a YAML file", p.display());
+                    bail!(
+                        "config file {} is a directory: pass the path of a YAML file",
+                        p.display()
+                    );
                 }
                 let text = std::fs::read_to_string(&p)
                     .with_context(|| format!("cannot read config file {}", p.display()))?;
-                let cfg = Config::from_yaml(&text).with_context(|| format!("invalid config file {}", p.display()))?;
+                let cfg = Config::from_yaml(&text)
+                    .with_context(|| format!("invalid config file {}", p.display()))?;
                 (cfg, ConfigSource::File(p))
             }
             None => (Config::default(), ConfigSource::Defaults),
@@ -635,7 +705,11 @@ impl Config {
             self.embeddings.model_dir = Some(PathBuf::from(p));
         }
         let flag = |k: &str| -> Result<Option<bool>> {
-            match nonempty(k).as_deref().map(str::to_ascii_lowercase).as_deref() {
+            match nonempty(k)
+                .as_deref()
+                .map(str::to_ascii_lowercase)
+                .as_deref()
+            {
                 None => Ok(None),
                 Some("1" | "true" | "yes" | "on") => Ok(Some(true)),
                 Some("0" | "false" | "no" | "off") => Ok(Some(false)),
@@ -671,22 +745,66 @@ impl Config {
         }
         let unit = |x: f64| (0.0..=1.0).contains(&x);
         let a = &self.allocator;
-        check(self.embeddings.dimension == 384, "embeddings.dimension", "must be 384 (all-MiniLM-L6-v2)")?;
-        check((1..=1024).contains(&self.embeddings.batch_size), "embeddings.batch_size", "must be in 1..=1024")?;
-        check(self.embeddings.cache_size >= 1, "embeddings.cache_size", "must be at least 1")?;
-        check((1..=100_000).contains(&a.default_budget), "allocator.default_budget", "must be in 1..=100000")?;
-        check((1..=10_000).contains(&a.max_candidates), "allocator.max_candidates", "must be in 1..=10000")?;
-        check(unit(a.early_pruning_threshold), "allocator.early_pruning_threshold", "must be in [0, 1]")?;
-        check(a.session_window_seconds > 0, "allocator.session_window_seconds", "must be positive")?;
-        check(a.session_boost_beta >= 0.0, "allocator.session_boost_beta", "must be >= 0")?;
+        check(
+            self.embeddings.dimension == 384,
+            "embeddings.dimension",
+            "must be 384 (all-MiniLM-L6-v2)",
+        )?;
+        check(
+            (1..=1024).contains(&self.embeddings.batch_size),
+            "embeddings.batch_size",
+            "must be in 1..=1024",
+        )?;
+        check(
+            self.embeddings.cache_size >= 1,
+            "embeddings.cache_size",
+            "must be at least 1",
+        )?;
+        check(
+            (1..=100_000).contains(&a.default_budget),
+            "allocator.default_budget",
+            "must be in 1..=100000",
+        )?;
+        check(
+            (1..=10_000).contains(&a.max_candidates),
+            "allocator.max_candidates",
+            "must be in 1..=10000",
+        )?;
+        check(
+            unit(a.early_pruning_threshold),
+            "allocator.early_pruning_threshold",
+            "must be in [0, 1]",
+        )?;
+        check(
+            a.session_window_seconds > 0,
+            "allocator.session_window_seconds",
+            "must be positive",
+        )?;
+        check(
+            a.session_boost_beta >= 0.0,
+            "allocator.session_boost_beta",
+            "must be >= 0",
+        )?;
         check(
             a.session_boost_max > 1.0 && a.session_boost_max <= 1.5,
             "allocator.session_boost_max",
             "must be in (1, 1.5]",
         )?;
-        check(a.causal_penalty_alpha >= 0.0, "allocator.causal_penalty_alpha", "must be >= 0")?;
-        check(a.density_sigmoid.k > 0.0, "allocator.density_sigmoid.k", "must be positive")?;
-        check(a.density_sigmoid.mu >= 0.0, "allocator.density_sigmoid.mu", "must be >= 0")?;
+        check(
+            a.causal_penalty_alpha >= 0.0,
+            "allocator.causal_penalty_alpha",
+            "must be >= 0",
+        )?;
+        check(
+            a.density_sigmoid.k > 0.0,
+            "allocator.density_sigmoid.k",
+            "must be positive",
+        )?;
+        check(
+            a.density_sigmoid.mu >= 0.0,
+            "allocator.density_sigmoid.mu",
+            "must be >= 0",
+        )?;
         let d = &self.decay_rates;
         for (k, v) in [
             ("decision", d.decision),
@@ -695,7 +813,11 @@ impl Config {
             ("session_note", d.session_note),
             ("debug_log", d.debug_log),
         ] {
-            check(v.is_finite() && v >= 0.0, &format!("decay_rates.{k}"), "must be a number >= 0")?;
+            check(
+                v.is_finite() && v >= 0.0,
+                &format!("decay_rates.{k}"),
+                "must be a number >= 0",
+            )?;
         }
         let t = &self.archive_thresholds;
         for (k, v) in [
@@ -705,51 +827,129 @@ impl Config {
             ("fact", t.fact),
             ("preference", t.preference),
         ] {
-            check(v != Some(0), &format!("archive_thresholds.{k}"), "must be at least 1 day (omit it to never archive)")?;
+            check(
+                v != Some(0),
+                &format!("archive_thresholds.{k}"),
+                "must be at least 1 day (omit it to never archive)",
+            )?;
         }
-        check(self.overlap_cache.ttl_days >= 1, "overlap_cache.ttl_days", "must be at least 1")?;
-        check(self.overlap_cache.max_entries >= 1, "overlap_cache.max_entries", "must be at least 1")?;
+        check(
+            self.overlap_cache.ttl_days >= 1,
+            "overlap_cache.ttl_days",
+            "must be at least 1",
+        )?;
+        check(
+            self.overlap_cache.max_entries >= 1,
+            "overlap_cache.max_entries",
+            "must be at least 1",
+        )?;
         let x = &self.extraction;
-        check((1..=64).contains(&x.min_entity_length), "extraction.min_entity_length", "must be in 1..=64")?;
-        check((1..=1000).contains(&x.causal_lookback), "extraction.causal_lookback", "must be in 1..=1000")?;
-        check(x.causal_max_days >= 1, "extraction.causal_max_days", "must be at least 1")?;
-        check(unit(x.causal_min_similarity as f64), "extraction.causal_min_similarity", "must be in [0, 1]")?;
-        check(unit(x.near_duplicate_threshold as f64), "extraction.near_duplicate_threshold", "must be in [0, 1]")?;
+        check(
+            (1..=64).contains(&x.min_entity_length),
+            "extraction.min_entity_length",
+            "must be in 1..=64",
+        )?;
+        check(
+            (1..=1000).contains(&x.causal_lookback),
+            "extraction.causal_lookback",
+            "must be in 1..=1000",
+        )?;
+        check(
+            x.causal_max_days >= 1,
+            "extraction.causal_max_days",
+            "must be at least 1",
+        )?;
+        check(
+            unit(x.causal_min_similarity as f64),
+            "extraction.causal_min_similarity",
+            "must be in [0, 1]",
+        )?;
+        check(
+            unit(x.near_duplicate_threshold as f64),
+            "extraction.near_duplicate_threshold",
+            "must be in [0, 1]",
+        )?;
         let h = &self.hnsw;
         check((2..=128).contains(&h.m), "hnsw.M", "must be in 2..=128")?;
-        check(h.ef_construction <= 4096, "hnsw.ef_construction", "must be in 0..=4096")?;
-        check((1..=4096).contains(&h.ef_search), "hnsw.ef_search", "must be in 1..=4096")?;
+        check(
+            h.ef_construction <= 4096,
+            "hnsw.ef_construction",
+            "must be in 0..=4096",
+        )?;
+        check(
+            (1..=4096).contains(&h.ef_search),
+            "hnsw.ef_search",
+            "must be in 1..=4096",
+        )?;
         let r = &self.recall;
         check(
             ["iqr", "elbow", "mean_stddev"].contains(&r.adaptive_threshold_method.as_str()),
             "recall.adaptive_threshold_method",
             "must be one of iqr, elbow, mean_stddev",
         )?;
-        check(unit(r.adaptive_threshold_floor as f64), "recall.adaptive_threshold_floor", "must be in [0, 1]")?;
         check(
-            unit(r.adaptive_threshold_ceiling as f64) && r.adaptive_threshold_ceiling >= r.adaptive_threshold_floor,
+            unit(r.adaptive_threshold_floor as f64),
+            "recall.adaptive_threshold_floor",
+            "must be in [0, 1]",
+        )?;
+        check(
+            unit(r.adaptive_threshold_ceiling as f64)
+                && r.adaptive_threshold_ceiling >= r.adaptive_threshold_floor,
             "recall.adaptive_threshold_ceiling",
             "must be in [floor, 1]",
         )?;
-        check((1..=10_000).contains(&r.fts5_limit), "recall.fts5_limit", "must be in 1..=10000")?;
+        check(
+            (1..=10_000).contains(&r.fts5_limit),
+            "recall.fts5_limit",
+            "must be in 1..=10000",
+        )?;
         check(r.rrf_k > 0.0, "recall.rrf_k", "must be positive")?;
-        check(r.query_expansion.num_variants <= 10, "recall.query_expansion.num_variants", "must be in 0..=10")?;
+        check(
+            r.query_expansion.num_variants <= 10,
+            "recall.query_expansion.num_variants",
+            "must be in 0..=10",
+        )?;
         check(
             unit(r.search_time_clustering.similarity_threshold as f64),
             "recall.search_time_clustering.similarity_threshold",
             "must be in [0, 1]",
         )?;
-        check((1..=1000).contains(&r.reranker.top_k), "recall.reranker.top_k", "must be in 1..=1000")?;
+        check(
+            (1..=1000).contains(&r.reranker.top_k),
+            "recall.reranker.top_k",
+            "must be in 1..=1000",
+        )?;
+        check(
+            ["header", "exclude"].contains(&r.superseded.as_str()),
+            "recall.superseded",
+            "must be header or exclude",
+        )?;
         let s = &self.soul;
-        check(unit(s.extraction.min_trait_confidence), "soul.extraction.min_trait_confidence", "must be in [0, 1]")?;
-        check(unit(s.drift_detection.threshold), "soul.drift_detection.threshold", "must be in [0, 1]")?;
-        check(s.recall.default_budget_tokens >= 1, "soul.recall.default_budget_tokens", "must be at least 1")?;
+        check(
+            unit(s.extraction.min_trait_confidence),
+            "soul.extraction.min_trait_confidence",
+            "must be in [0, 1]",
+        )?;
+        check(
+            unit(s.drift_detection.threshold),
+            "soul.drift_detection.threshold",
+            "must be in [0, 1]",
+        )?;
+        check(
+            s.recall.default_budget_tokens >= 1,
+            "soul.recall.default_budget_tokens",
+            "must be at least 1",
+        )?;
         check(
             ["stdio", "http"].contains(&self.mcp.transport.as_str()),
             "mcp.transport",
             "must be stdio or http",
         )?;
-        check(self.mcp.timeout_seconds >= 1, "mcp.timeout_seconds", "must be at least 1")?;
+        check(
+            self.mcp.timeout_seconds >= 1,
+            "mcp.timeout_seconds",
+            "must be at least 1",
+        )?;
         check(
             self.mcp.http.addr.parse::<std::net::SocketAddr>().is_ok(),
             "mcp.http.addr",
@@ -757,15 +957,26 @@ impl Config {
         )?;
         if self.metrics.enabled {
             check(
-                self.metrics.prometheus_addr.parse::<std::net::SocketAddr>().is_ok(),
+                self.metrics
+                    .prometheus_addr
+                    .parse::<std::net::SocketAddr>()
+                    .is_ok(),
                 "metrics.prometheus_addr",
                 "must be an IP:port address such as 127.0.0.1:9090",
             )?;
         }
         let w = &self.webhooks;
         check(w.workers >= 1, "webhooks.workers", "must be at least 1")?;
-        check(w.queue_size >= 1, "webhooks.queue_size", "must be at least 1")?;
-        check(w.timeout_seconds >= 1, "webhooks.timeout_seconds", "must be at least 1")?;
+        check(
+            w.queue_size >= 1,
+            "webhooks.queue_size",
+            "must be at least 1",
+        )?;
+        check(
+            w.timeout_seconds >= 1,
+            "webhooks.timeout_seconds",
+            "must be at least 1",
+        )?;
         for (i, e) in w.endpoints.iter().enumerate() {
             let url = match e {
                 WebhookEndpoint::Url(u) => u,
@@ -782,7 +993,10 @@ impl Config {
 
     /// The storage directory (config, env, or the project/user default).
     pub fn storage_dir(&self) -> PathBuf {
-        self.storage.path.clone().unwrap_or_else(default_storage_dir)
+        self.storage
+            .path
+            .clone()
+            .unwrap_or_else(default_storage_dir)
     }
 
     /// The database file inside the storage directory.
@@ -818,7 +1032,9 @@ impl Config {
 }
 
 fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
 }
 
 /// The project root: the nearest directory at or above the working directory holding `.mira` or `.git`.
@@ -837,7 +1053,9 @@ fn default_storage_dir() -> PathBuf {
     }
     match std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
         Some(x) => PathBuf::from(x).join("mira"),
-        None => home().unwrap_or_else(|| PathBuf::from(".")).join(".local/share/mira"),
+        None => home()
+            .unwrap_or_else(|| PathBuf::from("."))
+            .join(".local/share/mira"),
     }
 }
 
@@ -864,7 +1082,9 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_named() {
-        let err = Config::from_yaml("recall:\n  rrf_kk: 3\n").unwrap_err().to_string();
+        let err = Config::from_yaml("recall:\n  rrf_kk: 3\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("recall") && err.contains("rrf_kk"), "{err}");
         let err = Config::from_yaml("bogus: 1\n").unwrap_err().to_string();
         assert!(err.contains("bogus"), "{err}");
@@ -872,15 +1092,24 @@ mod tests {
 
     #[test]
     fn wrong_types_are_named() {
-        let err = Config::from_yaml("allocator:\n  default_budget: lots\n").unwrap_err().to_string();
+        let err = Config::from_yaml("allocator:\n  default_budget: lots\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("allocator.default_budget"), "{err}");
     }
 
     #[test]
     fn out_of_range_values_are_named() {
-        let err = Config::from_yaml("allocator:\n  session_boost_max: 3\n").unwrap_err().to_string();
-        assert!(err.contains("allocator.session_boost_max") && err.contains("(1, 1.5]"), "{err}");
-        let err = Config::from_yaml("webhooks:\n  endpoints: [ftp://x]\n").unwrap_err().to_string();
+        let err = Config::from_yaml("allocator:\n  session_boost_max: 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("allocator.session_boost_max") && err.contains("(1, 1.5]"),
+            "{err}"
+        );
+        let err = Config::from_yaml("webhooks:\n  endpoints: [ftp://x]\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("webhooks.endpoints[0]"), "{err}");
     }
 
@@ -898,7 +1127,9 @@ mod tests {
         assert_eq!(cfg.db_path(), PathBuf::from("/tmp/x/mira.db"));
         assert_eq!(cfg.embeddings.model_dir, Some(PathBuf::from("/tmp/m")));
         assert!(cfg.soul.enabled);
-        let err = cfg.apply_env(|k| (k == "MIRA_SOUL_ENABLED").then(|| "maybe".into())).unwrap_err();
+        let err = cfg
+            .apply_env(|k| (k == "MIRA_SOUL_ENABLED").then(|| "maybe".into()))
+            .unwrap_err();
         assert!(err.to_string().contains("MIRA_SOUL_ENABLED"));
     }
 }

@@ -74,15 +74,19 @@ pub fn parse_session_date(s: &str) -> Option<DateTime<Utc>> {
     }
     let date = date.replace(',', " ");
     let parts: Vec<&str> = date.split_whitespace().collect();
-    let [day, month, year] = parts.as_slice() else { return None };
+    let [day, month, year] = parts.as_slice() else {
+        return None;
+    };
     let day = NaiveDate::parse_from_str(&format!("{day} {month} {year}"), "%d %B %Y").ok()?;
     Utc.from_local_datetime(&day.and_hms_opt(h, m, 0)?).single()
 }
 
 /// Parses one LoCoMo JSON file.
 pub fn parse_conversation(path: &Path) -> Result<Conversation> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let v: Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let v: Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
     let conv = v.get("conversation").unwrap_or(&v);
     let mut turns = Vec::new();
     for n in 1.. {
@@ -118,17 +122,29 @@ pub fn parse_conversation(path: &Path) -> Result<Conversation> {
         }
     }
     if turns.is_empty() {
-        bail!("{}: no session_N turns found (is it a LoCoMo file?)", path.display());
+        bail!(
+            "{}: no session_N turns found (is it a LoCoMo file?)",
+            path.display()
+        );
     }
     let known: HashSet<&str> = turns.iter().map(|t| t.dia_id.as_str()).collect();
     let mut skipped = 0;
     let mut questions = Vec::new();
     for q in v.get("qa").and_then(Value::as_array).into_iter().flatten() {
-        let (Some(text), Some(category)) = (q.get("question").and_then(Value::as_str), q.get("category").and_then(Value::as_u64)) else {
+        let (Some(text), Some(category)) = (
+            q.get("question").and_then(Value::as_str),
+            q.get("category").and_then(Value::as_u64),
+        ) else {
             continue;
         };
         let mut evidence = Vec::new();
-        for e in q.get("evidence").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+        for e in q
+            .get("evidence")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
             for id in e.split(';').map(str::trim).filter(|s| !s.is_empty()) {
                 if known.contains(id) {
                     if !evidence.iter().any(|x: &String| x == id) {
@@ -139,10 +155,22 @@ pub fn parse_conversation(path: &Path) -> Result<Conversation> {
                 }
             }
         }
-        questions.push(Question { text: text.to_owned(), category: category.min(255) as u8, evidence });
+        questions.push(Question {
+            text: text.to_owned(),
+            category: category.min(255) as u8,
+            evidence,
+        });
     }
-    let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "conv".into());
-    Ok(Conversation { name, turns, questions, skipped_evidence: skipped })
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "conv".into());
+    Ok(Conversation {
+        name,
+        turns,
+        questions,
+        skipped_evidence: skipped,
+    })
 }
 
 /// The metrics of one system over a set of questions.
@@ -255,8 +283,11 @@ pub struct EvalOptions {
     pub max_questions: Option<usize>,
 }
 
-const SYSTEMS: [(&str, Retrieval); 3] =
-    [("mira", Retrieval::Hybrid), ("bm25", Retrieval::LexicalOnly), ("dense", Retrieval::DenseOnly)];
+const SYSTEMS: [(&str, Retrieval); 3] = [
+    ("mira", Retrieval::Hybrid),
+    ("bm25", Retrieval::LexicalOnly),
+    ("dense", Retrieval::DenseOnly),
+];
 
 fn files(path: &Path) -> Result<Vec<PathBuf>> {
     if path.is_file() {
@@ -275,17 +306,27 @@ fn files(path: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Runs the evaluation with `base` as the configuration of every temporary store.
-pub fn run(base: &Config, embedder: Arc<dyn mira_embed::Embedder>, opts: &EvalOptions) -> Result<EvalReport> {
+pub fn run(
+    base: &Config,
+    embedder: Arc<dyn mira_embed::Embedder>,
+    opts: &EvalOptions,
+) -> Result<EvalReport> {
     let started = Instant::now();
     let mut accs: BTreeMap<(&str, u8), Acc> = BTreeMap::new();
     let (mut questions, mut turns, mut skipped) = (0, 0, 0);
-    let convs: Vec<Conversation> = files(&opts.path)?.iter().map(|f| parse_conversation(f)).collect::<Result<_>>()?;
+    let convs: Vec<Conversation> = files(&opts.path)?
+        .iter()
+        .map(|f| parse_conversation(f))
+        .collect::<Result<_>>()?;
     for conv in &convs {
         let tmp = tempfile::tempdir().context("cannot create a temporary store")?;
         let mut cfg = base.clone();
         cfg.storage.path = Some(tmp.path().to_path_buf());
         let app = App::open_with_embedder(cfg, embedder.clone())?;
-        let wing = format!("locomo-{}", conv.name.replace(|c: char| !c.is_ascii_alphanumeric(), "-"));
+        let wing = format!(
+            "locomo-{}",
+            conv.name.replace(|c: char| !c.is_ascii_alphanumeric(), "-")
+        );
         let reqs = conv
             .turns
             .iter()
@@ -305,8 +346,18 @@ pub fn run(base: &Config, embedder: Arc<dyn mira_embed::Embedder>, opts: &EvalOp
         }
         turns += conv.turns.len();
         skipped += conv.skipped_evidence;
-        let now = conv.turns.iter().map(|t| t.at).max().unwrap_or_else(Utc::now) + chrono::Duration::days(1);
-        for q in conv.questions.iter().take(opts.max_questions.unwrap_or(usize::MAX)) {
+        let now = conv
+            .turns
+            .iter()
+            .map(|t| t.at)
+            .max()
+            .unwrap_or_else(Utc::now)
+            + chrono::Duration::days(1);
+        for q in conv
+            .questions
+            .iter()
+            .take(opts.max_questions.unwrap_or(usize::MAX))
+        {
             if q.category != 5 && q.evidence.is_empty() {
                 continue;
             }
@@ -319,7 +370,8 @@ pub fn run(base: &Config, embedder: Arc<dyn mira_embed::Embedder>, opts: &EvalOp
                 ..RecallRequest::default()
             };
             for (name, mode) in SYSTEMS {
-                let out = recall_with(&app, &req, mode).map_err(|e| anyhow::anyhow!("recall '{}': {e}", q.text))?;
+                let out = recall_with(&app, &req, mode)
+                    .map_err(|e| anyhow::anyhow!("recall '{}': {e}", q.text))?;
                 let acc = accs.entry((name, q.category)).or_default();
                 acc.tokens.push(out.used as f64);
                 acc.ms.push(out.millis);
@@ -327,21 +379,34 @@ pub fn run(base: &Config, embedder: Arc<dyn mira_embed::Embedder>, opts: &EvalOp
                     continue;
                 }
                 let turns_of = |ids: &[MemoryId]| -> HashSet<&str> {
-                    ids.iter().flat_map(|id| by_id.get(id).into_iter().flatten()).map(|t| t.dia_id.as_str()).collect()
+                    ids.iter()
+                        .flat_map(|id| by_id.get(id).into_iter().flatten())
+                        .map(|t| t.dia_id.as_str())
+                        .collect()
                 };
                 let frac = |found: &HashSet<&str>| {
-                    q.evidence.iter().filter(|e| found.contains(e.as_str())).count() as f64 / q.evidence.len() as f64
+                    q.evidence
+                        .iter()
+                        .filter(|e| found.contains(e.as_str()))
+                        .count() as f64
+                        / q.evidence.len() as f64
                 };
                 let top5 = turns_of(&out.ranking[..out.ranking.len().min(5)]);
                 let top10 = turns_of(&out.ranking[..out.ranking.len().min(10)]);
-                let rendered: Vec<MemoryId> = out.items.iter().filter(|i| i.mode != "HEADER").map(|i| i.id).collect();
+                let rendered: Vec<MemoryId> = out
+                    .items
+                    .iter()
+                    .filter(|i| i.mode != "HEADER")
+                    .map(|i| i.id)
+                    .collect();
                 acc.r5.push(frac(&top5));
                 acc.r10.push(frac(&top10));
                 acc.budget.push(frac(&turns_of(&rendered)));
                 let session_of = |d: &str| d.split(':').next().unwrap_or("").to_owned();
                 let want: HashSet<String> = q.evidence.iter().map(|e| session_of(e)).collect();
                 let got: HashSet<String> = top10.iter().map(|d| session_of(d)).collect();
-                acc.s10.push(want.intersection(&got).count() as f64 / want.len() as f64);
+                acc.s10
+                    .push(want.intersection(&got).count() as f64 / want.len() as f64);
             }
         }
     }
@@ -355,7 +420,13 @@ pub fn run(base: &Config, embedder: Arc<dyn mira_embed::Embedder>, opts: &EvalOp
             }
             by_category.insert(cat.to_string(), acc.metrics());
         }
-        systems.insert(name.to_owned(), SystemReport { overall: overall.metrics(), by_category });
+        systems.insert(
+            name.to_owned(),
+            SystemReport {
+                overall: overall.metrics(),
+                by_category,
+            },
+        );
     }
     Ok(EvalReport {
         systems,
@@ -375,14 +446,38 @@ pub fn render_table(r: &EvalReport) -> String {
         "LoCoMo evaluation: {} conversations, {} turns, {} questions, budget {} tokens, {:.0}s ({} malformed evidence ids skipped)\n\n",
         r.conversations, r.turns, r.questions, r.budget, r.seconds, r.skipped_evidence
     );
-    let _ = writeln!(out, "{:<6} {:<8} {:>8} {:>9} {:>11} {:>10} {:>8} {:>8} {:>8}", "system", "category", "recall@5", "recall@10", "sess_rec@10", "budget_rec", "tokens", "p50_ms", "p95_ms");
+    let _ = writeln!(
+        out,
+        "{:<6} {:<8} {:>8} {:>9} {:>11} {:>10} {:>8} {:>8} {:>8}",
+        "system",
+        "category",
+        "recall@5",
+        "recall@10",
+        "sess_rec@10",
+        "budget_rec",
+        "tokens",
+        "p50_ms",
+        "p95_ms"
+    );
     for (name, s) in &r.systems {
-        let rows = s.by_category.iter().map(|(c, m)| (c.clone(), m)).chain(std::iter::once(("all 1-4".to_owned(), &s.overall)));
+        let rows = s
+            .by_category
+            .iter()
+            .map(|(c, m)| (c.clone(), m))
+            .chain(std::iter::once(("all 1-4".to_owned(), &s.overall)));
         for (cat, m) in rows {
             let _ = writeln!(
                 out,
                 "{:<6} {:<8} {:>8.3} {:>9.3} {:>11.3} {:>10.3} {:>8.0} {:>8.1} {:>8.1}",
-                name, cat, m.recall_at_5, m.recall_at_10, m.session_recall_at_10, m.budget_recall, m.mean_tokens, m.p50_ms, m.p95_ms
+                name,
+                cat,
+                m.recall_at_5,
+                m.recall_at_10,
+                m.session_recall_at_10,
+                m.budget_recall,
+                m.mean_tokens,
+                m.p50_ms,
+                m.p95_ms
             );
         }
     }
@@ -397,7 +492,12 @@ mod tests {
     fn session_dates_parse() {
         let d = parse_session_date("1:56 pm on 8 May, 2023").unwrap();
         assert_eq!(d.to_rfc3339(), "2023-05-08T13:56:00+00:00");
-        assert_eq!(parse_session_date("12:09 am on 13 September, 2023").unwrap().to_rfc3339(), "2023-09-13T00:09:00+00:00");
+        assert_eq!(
+            parse_session_date("12:09 am on 13 September, 2023")
+                .unwrap()
+                .to_rfc3339(),
+            "2023-09-13T00:09:00+00:00"
+        );
         assert!(parse_session_date("yesterday").is_none());
     }
 }

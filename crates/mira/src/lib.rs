@@ -6,6 +6,7 @@ pub mod cli;
 pub mod config;
 pub mod eval;
 pub mod logging;
+pub mod mcp;
 pub mod usecases;
 
 pub use app::App;

@@ -7,13 +7,21 @@ use std::path::Path;
 
 fn mira(storage: &Path) -> Command {
     let mut cmd = Command::cargo_bin("mira").unwrap();
-    cmd.env("MIRA_STORAGE_PATH", storage).env_remove("MIRA_CONFIG").env("HOME", storage);
+    cmd.env("MIRA_STORAGE_PATH", storage)
+        .env_remove("MIRA_CONFIG")
+        .env("MIRA_MODEL_DIR", mira_embed::resolve_model_dir(None))
+        .env("MIRA_METRICS_ENABLED", "false")
+        .env("HOME", storage);
     cmd
 }
 
 fn stdout(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -23,7 +31,10 @@ fn version_and_migrate() {
     let v = stdout(mira(dir.path()).arg("--version"));
     assert!(v.starts_with("mira "), "{v}");
     let m = stdout(mira(dir.path()).arg("migrate"));
-    assert!(m.contains(&format!("schema version {}", mira_store::LATEST_VERSION)), "{m}");
+    assert!(
+        m.contains(&format!("schema version {}", mira_store::LATEST_VERSION)),
+        "{m}"
+    );
     assert!(dir.path().join("mira.db").is_file());
 }
 
@@ -35,27 +46,47 @@ fn store_then_load_and_status() {
     assert_eq!(v["memory_type"], "decision");
     let id = v["id"].as_str().unwrap().to_owned();
     let text = stdout(mira(dir.path()).args(["load", &format!("T0:{id}")]));
-    assert!(text.contains(common::SEED) && text.contains("Wing: proj"), "{text}");
-    assert!(text.contains("PostgreSQL") && text.contains("rejected: MySQL,MongoDB"), "{text}");
+    assert!(
+        text.contains(common::SEED) && text.contains("Wing: proj"),
+        "{text}"
+    );
+    assert!(
+        text.contains("PostgreSQL") && text.contains("rejected: MySQL,MongoDB"),
+        "{text}"
+    );
     let again = stdout(mira(dir.path()).args(["store", common::SEED, "--wing", "proj"]));
-    assert!(again.contains("Duplicate") && again.contains(&id), "{again}");
+    assert!(
+        again.contains("Duplicate") && again.contains(&id),
+        "{again}"
+    );
     let status: serde_json::Value =
         serde_json::from_str(&stdout(mira(dir.path()).args(["status", "--json"]))).unwrap();
     assert_eq!(status["memories"], 1);
     assert_eq!(status["by_type"]["decision"], 1);
     assert_eq!(status["schema_version"], mira_store::LATEST_VERSION);
     let text = stdout(mira(dir.path()).arg("status"));
-    assert!(text.contains("Memories: 1") && text.contains("proj: 1"), "{text}");
+    assert!(
+        text.contains("Memories: 1") && text.contains("proj: 1"),
+        "{text}"
+    );
 }
 
 #[test]
 fn store_from_file_and_stdin() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("note.txt");
-    std::fs::write(&file, "The staging server runs Debian 12 on port 2222.").unwrap();
-    let out = stdout(mira(dir.path()).args(["store", "--wing", "ops", "--file"]).arg(&file));
+    std::fs::write(&file, "The staging server port is 2222.").unwrap();
+    let out = stdout(
+        mira(dir.path())
+            .args(["store", "--wing", "ops", "--file"])
+            .arg(&file),
+    );
     assert!(out.contains("Type: fact"), "{out}");
-    let out = stdout(mira(dir.path()).args(["store", "--wing", "ops", "--file", "-"]).write_stdin("I prefer tabs"));
+    let out = stdout(
+        mira(dir.path())
+            .args(["store", "--wing", "ops", "--file", "-"])
+            .write_stdin("I prefer tabs"),
+    );
     assert!(out.contains("Type: preference"), "{out}");
 }
 
@@ -65,12 +96,45 @@ fn bad_input_fails_with_clear_messages() {
     let bad = dir.path().join("bad.bin");
     std::fs::write(&bad, [0x66, 0x6f, 0xff, 0xfe]).unwrap();
     let cases: Vec<(Vec<String>, i32, &str)> = vec![
-        (vec!["store".into(), "   ".into(), "--wing".into(), "w".into()], 2, "content is empty"),
-        (vec!["store".into(), "x".into(), "--wing".into(), "a/b".into()], 2, "wing 'a/b' is invalid"),
-        (vec!["store".into(), "x".into(), "--wing".into(), "w".into(), "--type".into(), "nope".into()], 2, "valid types are"),
-        (vec!["store".into(), "--wing".into(), "w".into(), "--file".into(), bad.display().to_string()], 1, "not valid UTF-8"),
+        (
+            vec!["store".into(), "   ".into(), "--wing".into(), "w".into()],
+            2,
+            "content is empty",
+        ),
+        (
+            vec!["store".into(), "x".into(), "--wing".into(), "a/b".into()],
+            2,
+            "wing 'a/b' is invalid",
+        ),
+        (
+            vec![
+                "store".into(),
+                "x".into(),
+                "--wing".into(),
+                "w".into(),
+                "--type".into(),
+                "nope".into(),
+            ],
+            2,
+            "valid types are",
+        ),
+        (
+            vec![
+                "store".into(),
+                "--wing".into(),
+                "w".into(),
+                "--file".into(),
+                bad.display().to_string(),
+            ],
+            1,
+            "not valid UTF-8",
+        ),
         (vec!["load".into(), "123".into()], 2, "invalid ID"),
-        (vec!["load".into(), uuid::Uuid::new_v4().to_string()], 3, "mira_recall or mira_timeline"),
+        (
+            vec!["load".into(), uuid::Uuid::new_v4().to_string()],
+            3,
+            "mira_recall or mira_timeline",
+        ),
     ];
     for (args, code, msg) in cases {
         let out = mira(dir.path()).args(&args).output().unwrap();
@@ -90,21 +154,39 @@ fn bad_config_and_storage_fail_at_start() {
     let cfg = dir.path().join("c.yaml");
     let cases = [
         ("recall:\n  rrf_kk: 1\n", "rrf_kk"),
-        ("allocator:\n  default_budget: many\n", "allocator.default_budget"),
+        (
+            "allocator:\n  default_budget: many\n",
+            "allocator.default_budget",
+        ),
         ("storage:\n  path: /etc/passwd/mira\n", "/etc/passwd/mira"),
     ];
     for (yaml, needle) in cases {
         std::fs::write(&cfg, yaml).unwrap();
-        let out = Command::cargo_bin("mira").unwrap().env("HOME", dir.path()).env_remove("MIRA_STORAGE_PATH")
-            .arg("--config").arg(&cfg).arg("status").output().unwrap();
+        let out = Command::cargo_bin("mira")
+            .unwrap()
+            .env("HOME", dir.path())
+            .env_remove("MIRA_STORAGE_PATH")
+            .arg("--config")
+            .arg(&cfg)
+            .arg("status")
+            .output()
+            .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{yaml}: {err}");
         assert!(err.contains(needle), "{yaml}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
-    let out = mira(dir.path()).arg("--config").arg(dir.path()).arg("status").output().unwrap();
+    let out = mira(dir.path())
+        .arg("--config")
+        .arg(dir.path())
+        .arg("status")
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("is a directory"));
-    let out = mira(&dir.path().join("c.yaml").join("sub")).arg("status").output().unwrap();
+    let out = mira(&dir.path().join("c.yaml").join("sub"))
+        .arg("status")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
 }
 

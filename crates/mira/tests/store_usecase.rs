@@ -9,7 +9,11 @@ use mira::usecases::UseCaseError;
 use mira_core::{MemoryType, RelationType};
 
 fn req(content: &str, wing: &str) -> StoreRequest {
-    StoreRequest { content: content.into(), wing: wing.into(), ..StoreRequest::default() }
+    StoreRequest {
+        content: content.into(),
+        wing: wing.into(),
+        ..StoreRequest::default()
+    }
 }
 
 #[test]
@@ -25,13 +29,19 @@ fn seed_decision_gives_the_expected_fingerprint() {
     assert_eq!(fp.decision.as_deref(), Some("PostgreSQL"));
     assert_eq!(fp.rejected, vec!["MySQL", "MongoDB"]);
     let reasons = fp.reasons.join(" | ");
-    assert!(reasons.contains("ACID") && reasons.contains("team expertise"), "{reasons}");
+    assert!(
+        reasons.contains("ACID") && reasons.contains("team expertise"),
+        "{reasons}"
+    );
     assert_eq!(fp.assignee.as_deref(), Some("Jean"));
     assert_eq!(fp.approvals, vec!["CTO"]);
     assert!(out.facts >= 6, "facts {}", out.facts);
     assert_eq!(m.fact_count, out.facts);
     let tags: Vec<&str> = m.tags.iter().map(|t| t.tag.as_str()).collect();
-    assert!(tags.contains(&"postgresql") && tags.contains(&"mysql"), "{tags:?}");
+    assert!(
+        tags.contains(&"postgresql") && tags.contains(&"mysql"),
+        "{tags:?}"
+    );
 }
 
 #[test]
@@ -48,9 +58,16 @@ fn types_are_classified() {
         let out = store(&app, req(text, "w")).unwrap();
         assert_eq!((out.memory_type, out.room.as_str()), (ty, room), "{text}");
     }
-    let forced = StoreRequest { memory_type: Some("fact".into()), room: Some("misc".into()), ..req("whatever happened", "w") };
+    let forced = StoreRequest {
+        memory_type: Some("fact".into()),
+        room: Some("misc".into()),
+        ..req("whatever happened", "w")
+    };
     let out = store(&app, forced).unwrap();
-    assert_eq!((out.memory_type, out.room.as_str()), (MemoryType::Fact, "misc"));
+    assert_eq!(
+        (out.memory_type, out.room.as_str()),
+        (MemoryType::Fact, "misc")
+    );
 }
 
 #[test]
@@ -58,20 +75,53 @@ fn follow_up_creates_a_causal_edge_to_the_decision() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(dir.path());
     let decision = store(&app, req(SEED, "proj")).unwrap();
-    let unrelated = store(&app, req("The office coffee machine is broken again.", "proj")).unwrap();
-    let follow = store(&app, req("We reverted the PostgreSQL migration because of replication lag in production.", "proj")).unwrap();
+    let unrelated = store(
+        &app,
+        req("The office coffee machine is broken again.", "proj"),
+    )
+    .unwrap();
+    let follow = store(
+        &app,
+        req(
+            "We reverted the PostgreSQL migration because of replication lag in production.",
+            "proj",
+        ),
+    )
+    .unwrap();
     assert!(
         follow.links.iter().any(|l| l.target == decision.id),
         "links: {:?}",
         follow.links
     );
-    assert!(follow.links.iter().all(|l| l.target != unrelated.id), "links: {:?}", follow.links);
+    assert!(
+        follow.links.iter().all(|l| l.target != unrelated.id),
+        "links: {:?}",
+        follow.links
+    );
     let loaded = load(&app, &decision.id.to_string()).unwrap();
-    let edge = loaded.consequences.iter().find(|e| e.other == follow.id).expect("edge stored");
+    let edge = loaded
+        .consequences
+        .iter()
+        .find(|e| e.other == follow.id)
+        .expect("edge stored");
     assert!(edge.confidence > 0.0 && edge.confidence <= 1.0);
-    assert!(matches!(edge.relation, RelationType::Because | RelationType::Contradicts), "{:?}", edge.relation);
+    assert!(
+        matches!(
+            edge.relation,
+            RelationType::Because | RelationType::Contradicts
+        ),
+        "{:?}",
+        edge.relation
+    );
     // The same cue in another wing links nothing: detection stays within a wing.
-    let other = store(&app, req("We reverted the PostgreSQL migration because of lag.", "elsewhere")).unwrap();
+    let other = store(
+        &app,
+        req(
+            "We reverted the PostgreSQL migration because of lag.",
+            "elsewhere",
+        ),
+    )
+    .unwrap();
     assert!(other.links.is_empty());
 }
 
@@ -113,13 +163,33 @@ fn invalid_input_is_rejected_and_nothing_is_stored() {
         (req("ok", "bad wing"), "wing 'bad wing'"),
         (req("ok", "../etc"), "wing '../etc'"),
         (req("ok", "w'; DROP TABLE verbatims;--"), "wing 'w"),
-        (StoreRequest { room: Some("a/b".into()), ..req("ok", "w") }, "room 'a/b'"),
-        (StoreRequest { memory_type: Some("bogus".into()), ..req("ok", "w") }, "decision, fact, preference, session_note, debug_log"),
-        (StoreRequest { supersedes: Some("not-an-id".into()), ..req("ok", "w") }, "invalid ID"),
+        (
+            StoreRequest {
+                room: Some("a/b".into()),
+                ..req("ok", "w")
+            },
+            "room 'a/b'",
+        ),
+        (
+            StoreRequest {
+                memory_type: Some("bogus".into()),
+                ..req("ok", "w")
+            },
+            "decision, fact, preference, session_note, debug_log",
+        ),
+        (
+            StoreRequest {
+                supersedes: Some("not-an-id".into()),
+                ..req("ok", "w")
+            },
+            "invalid ID",
+        ),
     ];
     for (r, expected) in cases {
         match store(&app, r) {
-            Err(UseCaseError::Invalid(msg)) => assert!(msg.contains(expected), "{msg} (expected {expected})"),
+            Err(UseCaseError::Invalid(msg)) => {
+                assert!(msg.contains(expected), "{msg} (expected {expected})")
+            }
             other => panic!("expected an invalid-input error containing {expected}, got {other:?}"),
         }
     }
@@ -132,12 +202,16 @@ fn batch_store_embeds_in_batches_and_reports_each_item() {
     let mut cfg = common::config_in(dir.path());
     cfg.embeddings.batch_size = 3;
     let app = mira::App::open_with_embedder(cfg, common::model()).unwrap();
-    let mut reqs: Vec<StoreRequest> = (0..8).map(|i| req(&format!("Fact number {i}: the limit is {i}00."), "b")).collect();
+    let mut reqs: Vec<StoreRequest> = (0..8)
+        .map(|i| req(&format!("Fact number {i}: the limit is {i}00."), "b"))
+        .collect();
     reqs.push(req("", "b"));
     reqs.push(req("Fact number 1: the limit is 100.", "b"));
     let results = store_batch(&app, reqs);
     assert_eq!(results.len(), 10);
-    assert!(results[..8].iter().all(|r| r.as_ref().is_ok_and(|o| o.stored)));
+    assert!(results[..8]
+        .iter()
+        .all(|r| r.as_ref().is_ok_and(|o| o.stored)));
     assert!(matches!(results[8], Err(UseCaseError::Invalid(_))));
     let dup = results[9].as_ref().unwrap();
     assert!(!dup.stored);
@@ -146,8 +220,14 @@ fn batch_store_embeds_in_batches_and_reports_each_item() {
     // Batched embeddings equal one-by-one embeddings.
     let one = store(&app, req("A single memory stored alone.", "b")).unwrap();
     let stored = app.store.embeddings_by_ids(&[one.id]).unwrap();
-    let direct = common::model().embed("A single memory stored alone.").unwrap();
-    let cos: f32 = stored[&one.id].iter().zip(&direct).map(|(a, b)| a * b).sum();
+    let direct = common::model()
+        .embed("A single memory stored alone.")
+        .unwrap();
+    let cos: f32 = stored[&one.id]
+        .iter()
+        .zip(&direct)
+        .map(|(a, b)| a * b)
+        .sum();
     assert!(cos > 0.9999, "{cos}");
 }
 
@@ -156,7 +236,11 @@ fn load_accepts_printed_ids_and_explains_unknown_ones() {
     let dir = tempfile::tempdir().unwrap();
     let app = hash_app(dir.path());
     let out = store(&app, req("The cache TTL is 300 seconds.", "w")).unwrap();
-    for form in [out.id.to_string(), format!("T0:{}", out.id), format!(" ID: t0:{} ", out.id)] {
+    for form in [
+        out.id.to_string(),
+        format!("T0:{}", out.id),
+        format!(" ID: t0:{} ", out.id),
+    ] {
         assert_eq!(load(&app, &form).unwrap().memory.id, out.id);
     }
     match load(&app, "T0:abc") {
@@ -164,7 +248,9 @@ fn load_accepts_printed_ids_and_explains_unknown_ones() {
         other => panic!("{other:?}"),
     }
     match load(&app, &uuid::Uuid::new_v4().to_string()) {
-        Err(UseCaseError::NotFound(m)) => assert!(m.contains("mira_recall or mira_timeline"), "{m}"),
+        Err(UseCaseError::NotFound(m)) => {
+            assert!(m.contains("mira_recall or mira_timeline"), "{m}")
+        }
         other => panic!("{other:?}"),
     }
 }

@@ -1,6 +1,9 @@
 //! The exact index: a flat scan over a contiguous `f32` matrix.
 
-use super::{prepare_query, prepare_vector, Census, Hit, IndexEntry, IndexError, Labels, SearchFilter, Slot, VectorIndex};
+use super::{
+    prepare_query, prepare_vector, Census, Hit, IndexEntry, IndexError, Labels, SearchFilter, Slot,
+    VectorIndex,
+};
 use mira_core::memory::MemoryId;
 use simsimd::SpatialSimilarity;
 use std::cmp::Ordering;
@@ -36,7 +39,10 @@ impl Eq for Cand {}
 impl Ord for Cand {
     fn cmp(&self, other: &Self) -> Ordering {
         // Lower similarity is worse; at equal similarity the higher key is worse.
-        other.sim.total_cmp(&self.sim).then(self.key.cmp(&other.key))
+        other
+            .sim
+            .total_cmp(&self.sim)
+            .then(self.key.cmp(&other.key))
     }
 }
 
@@ -62,7 +68,8 @@ impl ExactIndex {
 
     /// Builds the index from entries (later duplicates of a key replace earlier ones).
     pub fn from_entries(entries: Vec<IndexEntry>) -> Result<Self, IndexError> {
-        let mut idx = ExactIndex::with_capacity(entries.first().map_or(0, |e| e.vector.len()), entries.len());
+        let mut idx =
+            ExactIndex::with_capacity(entries.first().map_or(0, |e| e.vector.len()), entries.len());
         for e in entries {
             idx.insert(e)?;
         }
@@ -105,7 +112,10 @@ impl ExactIndex {
     /// `(wing, room)` of the entry stored under `key`.
     pub(crate) fn entry_labels(&self, key: u64) -> Option<(String, String)> {
         let s = &self.slots[*self.by_key.get(&key)?];
-        Some((self.labels.name(s.wing).to_owned(), self.labels.name(s.room).to_owned()))
+        Some((
+            self.labels.name(s.wing).to_owned(),
+            self.labels.name(s.room).to_owned(),
+        ))
     }
 
     fn entry_at(&self, pos: usize) -> IndexEntry {
@@ -137,7 +147,9 @@ impl ExactIndex {
 
     /// `(id, digest)` stored under `key`, to compare with another structure.
     pub(crate) fn identity(&self, key: u64) -> Option<(MemoryId, u64)> {
-        self.by_key.get(&key).map(|&p| (self.slots[p].id, self.slots[p].digest))
+        self.by_key
+            .get(&key)
+            .map(|&p| (self.slots[p].id, self.slots[p].digest))
     }
 
     /// The keys, in storage order.
@@ -152,21 +164,42 @@ impl ExactIndex {
 
     /// How many entries match `filter` (all entries without a filter).
     pub fn count_matching(&self, filter: &SearchFilter) -> usize {
-        self.labels.matcher(filter).map_or(0, |m| self.census.count(&m, self.slots.len()))
+        self.labels
+            .matcher(filter)
+            .map_or(0, |m| self.census.count(&m, self.slots.len()))
     }
 
     /// Re-scores candidate keys against the stored vectors with the same dot product as the scan;
     /// keys not indexed here are dropped. Sorted by similarity desc, ties by key, at most `k`.
-    pub(crate) fn rescore(&self, query: &[f32], keys: impl IntoIterator<Item = u64>, k: usize) -> Vec<Hit> {
-        let Some(q) = prepare_query(query, self.dim) else { return Vec::new() };
+    pub(crate) fn rescore(
+        &self,
+        query: &[f32],
+        keys: impl IntoIterator<Item = u64>,
+        k: usize,
+    ) -> Vec<Hit> {
+        let Some(q) = prepare_query(query, self.dim) else {
+            return Vec::new();
+        };
         let mut cands: Vec<Cand> = keys
             .into_iter()
-            .filter_map(|key| self.by_key.get(&key).map(|&pos| Cand { sim: dot(self.row(pos), &q), key, pos }))
+            .filter_map(|key| {
+                self.by_key.get(&key).map(|&pos| Cand {
+                    sim: dot(self.row(pos), &q),
+                    key,
+                    pos,
+                })
+            })
             .collect();
         cands.sort_unstable();
         cands.dedup_by_key(|c| c.key);
         cands.truncate(k);
-        cands.into_iter().map(|c| Hit { id: self.slots[c.pos].id, similarity: c.sim }).collect()
+        cands
+            .into_iter()
+            .map(|c| Hit {
+                id: self.slots[c.pos].id,
+                similarity: c.sim,
+            })
+            .collect()
     }
 
     fn remove_at(&mut self, pos: usize) {
@@ -210,7 +243,13 @@ impl VectorIndex for ExactIndex {
         let room = self.labels.intern(&e.room);
         let pos = self.slots.len();
         self.data.extend_from_slice(&vector);
-        let slot = Slot { key: e.key, id: e.id, wing, room, digest };
+        let slot = Slot {
+            key: e.key,
+            id: e.id,
+            wing,
+            room,
+            digest,
+        };
         self.census.add(&slot);
         self.slots.push(slot);
         self.by_key.insert(e.key, pos);
@@ -226,15 +265,23 @@ impl VectorIndex for ExactIndex {
     }
 
     fn search(&self, query: &[f32], k: usize, filter: &SearchFilter) -> Vec<Hit> {
-        let Some(q) = prepare_query(query, self.dim) else { return Vec::new() };
-        let Some(matcher) = self.labels.matcher(filter) else { return Vec::new() };
+        let Some(q) = prepare_query(query, self.dim) else {
+            return Vec::new();
+        };
+        let Some(matcher) = self.labels.matcher(filter) else {
+            return Vec::new();
+        };
         if k == 0 {
             return Vec::new();
         }
         let mut heap: BinaryHeap<Cand> = BinaryHeap::with_capacity(k + 1);
         let mut consider = |pos: usize, row: &[f32]| {
             let sim = dot(row, &q);
-            let cand = Cand { sim, key: self.slots[pos].key, pos };
+            let cand = Cand {
+                sim,
+                key: self.slots[pos].key,
+                pos,
+            };
             if heap.len() < k {
                 heap.push(cand);
             } else if heap.peek().is_some_and(|worst| cand < *worst) {
@@ -253,7 +300,13 @@ impl VectorIndex for ExactIndex {
                 }
             }
         }
-        heap.into_sorted_vec().into_iter().map(|c| Hit { id: self.slots[c.pos].id, similarity: c.sim }).collect()
+        heap.into_sorted_vec()
+            .into_iter()
+            .map(|c| Hit {
+                id: self.slots[c.pos].id,
+                similarity: c.sim,
+            })
+            .collect()
     }
 
     fn len(&self) -> usize {

@@ -1,8 +1,8 @@
 //! The approximate index: usearch's HNSW graph.
 
 use super::{
-    prepare_query, prepare_vector, Census, Hit, IndexEntry, IndexError, IndexParams, Labels, Result,
-    SearchFilter, Slot, VectorIndex,
+    prepare_query, prepare_vector, Census, Hit, IndexEntry, IndexError, IndexParams, Labels,
+    Result, SearchFilter, Slot, VectorIndex,
 };
 use mira_core::memory::MemoryId;
 use std::collections::HashMap;
@@ -12,9 +12,6 @@ use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 /// usearch contexts reserved for concurrent operations; a search that finds none free fails and
 /// the manager answers it with the exact scan instead.
 const THREAD_CONTEXTS: usize = 64;
-
-/// Candidate counts are raised by the inverse selectivity of a filter up to this factor.
-const MAX_OVERFETCH: usize = 16;
 
 /// HNSW over f32 vectors with inner-product distance (cosine on unit vectors), from usearch.
 ///
@@ -67,7 +64,9 @@ impl HnswIndex {
         let params = params.sanitised();
         let index = Index::new(&options(dim, &params)).map_err(err)?;
         let threads = THREAD_CONTEXTS.max(build_threads());
-        index.reserve_capacity_and_threads(1024, threads).map_err(err)?;
+        index
+            .reserve_capacity_and_threads(1024, threads)
+            .map_err(err)?;
         Ok(HnswIndex {
             index,
             dim,
@@ -89,7 +88,12 @@ impl HnswIndex {
         cancel: &AtomicBool,
     ) -> Result<Option<Self>> {
         let mut idx = HnswIndex::new(dim, params)?;
-        let threads = if threads == 0 { build_threads() } else { threads }.clamp(1, THREAD_CONTEXTS);
+        let threads = if threads == 0 {
+            build_threads()
+        } else {
+            threads
+        }
+        .clamp(1, THREAD_CONTEXTS);
         idx.reserve(entries.len())?;
         // Validate and register every entry first; the graph insertions then run in parallel.
         let mut prepared = Vec::with_capacity(entries.len());
@@ -141,7 +145,9 @@ impl HnswIndex {
         let mut idx = HnswIndex::new(dim, params)?;
         idx.index.load_from_buffer(bytes).map_err(err)?;
         if idx.index.dimensions() != dim || idx.index.connectivity() != idx.params.m {
-            return Err(IndexError::Hnsw("persisted graph has other dimensions or M".into()));
+            return Err(IndexError::Hnsw(
+                "persisted graph has other dimensions or M".into(),
+            ));
         }
         idx.index.change_expansion_add(idx.params.ef_construction);
         idx.index.change_expansion_search(idx.params.ef_search);
@@ -149,7 +155,13 @@ impl HnswIndex {
             if !idx.index.contains(key) {
                 return Err(IndexError::Hnsw(format!("persisted graph lacks key {key}")));
             }
-            let e = IndexEntry { key, id, wing, room, vector: Vec::new() };
+            let e = IndexEntry {
+                key,
+                id,
+                wing,
+                room,
+                vector: Vec::new(),
+            };
             idx.register(&e, digest);
         }
         if idx.index.size() != idx.slots.len() {
@@ -161,7 +173,9 @@ impl HnswIndex {
         }
         // Loading replaces usearch's limits: reserve growth room and the thread contexts again.
         let cap = idx.index.capacity().max(idx.slots.len() + 1).max(1024);
-        idx.index.reserve_capacity_and_threads(cap, THREAD_CONTEXTS.max(build_threads())).map_err(err)?;
+        idx.index
+            .reserve_capacity_and_threads(cap, THREAD_CONTEXTS.max(build_threads()))
+            .map_err(err)?;
         Ok(idx)
     }
 
@@ -199,7 +213,9 @@ impl HnswIndex {
 
     /// Removes the entry stored under `key`; false if there was none.
     pub fn remove_key(&mut self, key: u64) -> bool {
-        let Some(slot) = self.slots.remove(&key) else { return false };
+        let Some(slot) = self.slots.remove(&key) else {
+            return false;
+        };
         self.by_id.remove(&slot.id);
         self.census.sub(&slot);
         // usearch only fails here on a key it does not hold, which the map rules out.
@@ -210,7 +226,13 @@ impl HnswIndex {
     fn register(&mut self, e: &IndexEntry, digest: u64) {
         let wing = self.labels.intern(&e.wing);
         let room = self.labels.intern(&e.room);
-        let slot = Slot { key: e.key, id: e.id, wing, room, digest };
+        let slot = Slot {
+            key: e.key,
+            id: e.id,
+            wing,
+            room,
+            digest,
+        };
         self.census.add(&slot);
         self.slots.insert(e.key, slot);
         self.by_id.insert(e.id, e.key);
@@ -219,33 +241,48 @@ impl HnswIndex {
     fn reserve(&self, n: usize) -> Result<()> {
         if n > self.index.capacity() {
             let cap = n.max(self.index.capacity().saturating_mul(2)).max(1024);
-            self.index.reserve_capacity_and_threads(cap, THREAD_CONTEXTS.max(build_threads())).map_err(err)?;
+            self.index
+                .reserve_capacity_and_threads(cap, THREAD_CONTEXTS.max(build_threads()))
+                .map_err(err)?;
         }
         Ok(())
     }
 
-    /// The candidate keys for `query` with their similarities, best first: the graph search with
-    /// the candidate count raised by the inverse selectivity of the filter (see the module docs).
-    /// Errors come from usearch (e.g. no free thread context).
-    pub fn try_search(&self, query: &[f32], k: usize, filter: &SearchFilter) -> Result<Vec<(u64, f32)>> {
-        let Some(q) = prepare_query(query, self.dim) else { return Ok(Vec::new()) };
-        let Some(m) = self.labels.matcher(filter) else { return Ok(Vec::new()) };
+    /// The candidate keys for `query` with their similarities, best first; a filter is applied
+    /// inside the graph search. Errors come from usearch (e.g. no free thread context).
+    pub fn try_search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: &SearchFilter,
+    ) -> Result<Vec<(u64, f32)>> {
+        let Some(q) = prepare_query(query, self.dim) else {
+            return Ok(Vec::new());
+        };
+        let Some(m) = self.labels.matcher(filter) else {
+            return Ok(Vec::new());
+        };
         if k == 0 || self.slots.is_empty() {
             return Ok(Vec::new());
         }
         let matches = if m.is_all() {
             self.index.search(&q, k).map_err(err)?
         } else {
-            let subset = self.census.count(&m, self.slots.len());
-            if subset == 0 {
+            if self.census.count(&m, self.slots.len()) == 0 {
                 return Ok(Vec::new());
             }
-            let factor = self.slots.len().div_ceil(subset).clamp(1, MAX_OVERFETCH);
-            let count = k.saturating_mul(factor).min(self.slots.len());
+            // usearch applies the predicate to results, not to traversal: it walks through
+            // non-matching nodes until `max(ef_search, k)` matching ones are found.
             let pred = |key: u64| self.slots.get(&key).is_some_and(|s| m.matches(s));
-            self.index.filtered_search(&q, count, pred).map_err(err)?
+            self.index.filtered_search(&q, k, pred).map_err(err)?
         };
-        Ok(matches.keys.into_iter().zip(matches.distances).map(|(key, d)| (key, 1.0 - d)).take(k).collect())
+        Ok(matches
+            .keys
+            .into_iter()
+            .zip(matches.distances)
+            .map(|(key, d)| (key, 1.0 - d))
+            .take(k)
+            .collect())
     }
 }
 
@@ -285,7 +322,12 @@ impl VectorIndex for HnswIndex {
         };
         hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         hits.into_iter()
-            .filter_map(|(key, sim)| self.slots.get(&key).map(|s| Hit { id: s.id, similarity: sim }))
+            .filter_map(|(key, sim)| {
+                self.slots.get(&key).map(|s| Hit {
+                    id: s.id,
+                    similarity: sim,
+                })
+            })
             .collect()
     }
 

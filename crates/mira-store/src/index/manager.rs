@@ -3,7 +3,9 @@
 use super::hnsw::build_threads;
 use super::persist::{self, Expect, Meta};
 use super::source::KeyCensus;
-use super::{ExactIndex, Hit, HnswIndex, IndexEntry, IndexParams, Result, SearchFilter, VectorIndex};
+use super::{
+    ExactIndex, Hit, HnswIndex, IndexEntry, IndexParams, Result, SearchFilter, VectorIndex,
+};
 use crate::Store;
 use chrono::{DateTime, Utc};
 use mira_core::memory::MemoryId;
@@ -102,7 +104,10 @@ impl Gate {
     /// Waits until no build runs; false on timeout.
     fn wait_idle(&self, timeout: Duration) -> bool {
         let b = self.lock();
-        let (b, _) = self.idle.wait_timeout_while(b, timeout, |busy| *busy).unwrap_or_else(|p| p.into_inner());
+        let (b, _) = self
+            .idle
+            .wait_timeout_while(b, timeout, |busy| *busy)
+            .unwrap_or_else(|p| p.into_inner());
         !*b
     }
 }
@@ -129,7 +134,10 @@ pub struct VectorIndexManager {
 
 impl std::fmt::Debug for VectorIndexManager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VectorIndexManager").field("dir", &self.dir).field("params", &self.params).finish_non_exhaustive()
+        f.debug_struct("VectorIndexManager")
+            .field("dir", &self.dir)
+            .field("params", &self.params)
+            .finish_non_exhaustive()
     }
 }
 
@@ -149,7 +157,10 @@ fn millis_to_time(ms: i64) -> Option<DateTime<Utc>> {
 
 /// Keys to drop from `graph` and entries to add to it so it covers exactly what `exact` holds.
 fn plan(graph: &HnswIndex, exact: &ExactIndex) -> (Vec<u64>, Vec<IndexEntry>) {
-    let removes = graph.keys().filter(|&k| exact.identity(k) != graph.identity(k)).collect();
+    let removes = graph
+        .keys()
+        .filter(|&k| exact.identity(k) != graph.identity(k))
+        .collect();
     let adds = exact
         .keys()
         .filter(|&k| graph.identity(k) != exact.identity(k))
@@ -187,7 +198,8 @@ impl VectorIndexManager {
         let started = Instant::now();
         let watcher = open_watcher(&store);
         let entries = store.index_entries()?;
-        let mut exact = ExactIndex::with_capacity(entries.first().map_or(0, |e| e.vector.len()), entries.len());
+        let mut exact =
+            ExactIndex::with_capacity(entries.first().map_or(0, |e| e.vector.len()), entries.len());
         let mut skipped = 0usize;
         for e in entries {
             let key = e.key;
@@ -200,7 +212,11 @@ impl VectorIndexManager {
             "vector index: {} vectors read from SQLite in {:.0} ms{}",
             exact.len(),
             started.elapsed().as_secs_f64() * 1e3,
-            if skipped > 0 { format!(" ({skipped} skipped)") } else { String::new() }
+            if skipped > 0 {
+                format!(" ({skipped} skipped)")
+            } else {
+                String::new()
+            }
         );
         let mgr = Arc::new_cyclic(|me| VectorIndexManager {
             store,
@@ -239,24 +255,28 @@ impl VectorIndexManager {
     /// Starts the background load-or-build; the caller has entered the gate.
     fn spawn_background(&self, try_load: bool) {
         let (me, gate, cancel) = (self.me.clone(), self.gate.clone(), self.cancel.clone());
-        let spawned = std::thread::Builder::new().name("mira-index".into()).spawn(move || {
-            let outcome = background(&me, try_load, &cancel);
-            gate.leave();
-            match outcome {
-                // Vectors may have arrived while the gate was held: build them now.
-                Ok(true) => {
-                    if let Some(mgr) = me.upgrade() {
-                        let inner = mgr.read();
-                        if inner.hnsw.is_none() && !inner.exact.is_empty() {
-                            drop(inner);
-                            mgr.start_rebuild();
+        let spawned = std::thread::Builder::new()
+            .name("mira-index".into())
+            .spawn(move || {
+                let outcome = background(&me, try_load, &cancel);
+                gate.leave();
+                match outcome {
+                    // Vectors may have arrived while the gate was held: build them now.
+                    Ok(true) => {
+                        if let Some(mgr) = me.upgrade() {
+                            let inner = mgr.read();
+                            if inner.hnsw.is_none() && !inner.exact.is_empty() {
+                                drop(inner);
+                                mgr.start_rebuild();
+                            }
                         }
                     }
+                    Ok(false) => {}
+                    Err(e) => tracing::warn!(
+                        "vector index: background build failed, searches stay exact: {e}"
+                    ),
                 }
-                Ok(false) => {}
-                Err(e) => tracing::warn!("vector index: background build failed, searches stay exact: {e}"),
-            }
-        });
+            });
         if let Err(e) = spawned {
             tracing::warn!("vector index: cannot start the background build: {e}");
             self.gate.leave();
@@ -333,7 +353,11 @@ impl VectorIndexManager {
         let inner = self.read();
         let exact = &inner.exact;
         let n = exact.len();
-        let Some(h) = inner.hnsw.as_ref().filter(|_| n >= self.params.exact_threshold) else {
+        let Some(h) = inner
+            .hnsw
+            .as_ref()
+            .filter(|_| n >= self.params.exact_threshold)
+        else {
             return exact.search(query, k, filter);
         };
         let subset = exact.count_matching(filter);
@@ -374,7 +398,11 @@ impl VectorIndexManager {
         let n = inner.exact.len();
         let ready = inner.hnsw.is_some();
         IndexState {
-            kind: if ready && n >= self.params.exact_threshold { "hnsw" } else { "exact" },
+            kind: if ready && n >= self.params.exact_threshold {
+                "hnsw"
+            } else {
+                "exact"
+            },
             size: n,
             ready,
             building: self.gate.is_busy(),
@@ -383,7 +411,8 @@ impl VectorIndexManager {
             loaded: inner.loaded,
             patched: inner.patched,
             rebuilds: self.rebuilds.load(Ordering::Relaxed),
-            memory_bytes: n * inner.exact.dim() * 4 + inner.hnsw.as_ref().map_or(0, HnswIndex::memory_usage),
+            memory_bytes: n * inner.exact.dim() * 4
+                + inner.hnsw.as_ref().map_or(0, HnswIndex::memory_usage),
             params: self.params,
         }
     }
@@ -417,11 +446,16 @@ impl VectorIndexManager {
             return Ok(0);
         }
         let started = Instant::now();
-        let Some(graph) = HnswIndex::build(dim, self.params, &entries, 0, cancel)? else { return Ok(0) };
+        let Some(graph) = HnswIndex::build(dim, self.params, &entries, 0, cancel)? else {
+            return Ok(0);
+        };
         drop(entries);
         self.rebuilds.fetch_add(1, Ordering::Relaxed);
         let n = self.install(graph, Origin::Built)?;
-        tracing::info!("vector index: HNSW built over {n} vectors in {:.1} s", started.elapsed().as_secs_f64());
+        tracing::info!(
+            "vector index: HNSW built over {n} vectors in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
         Ok(n)
     }
 
@@ -464,7 +498,11 @@ impl VectorIndexManager {
         if dim == 0 {
             return Ok(false);
         }
-        let expect = Expect { schema_version: self.store.schema_version()?, dim, params: self.params };
+        let expect = Expect {
+            schema_version: self.store.schema_version()?,
+            dim,
+            params: self.params,
+        };
         let loaded = match persist::load(&self.dir, &expect) {
             Ok(l) => l,
             Err(reason) => {
@@ -475,7 +513,9 @@ impl VectorIndexManager {
         let diff = sorted_diff(&loaded.keys, &fingerprint);
         let limit = (fingerprint.len() / 10).max(256);
         if diff > limit {
-            tracing::info!("vector index: persisted graph differs from SQLite by {diff} entries; rebuilding");
+            tracing::info!(
+                "vector index: persisted graph differs from SQLite by {diff} entries; rebuilding"
+            );
             return Ok(false);
         }
         let labels: HashMap<u64, (String, String)> = {
@@ -499,7 +539,10 @@ impl VectorIndexManager {
         };
         let built_at = loaded.meta.built_at_ms.and_then(millis_to_time);
         let n = self.install(graph, Origin::Loaded { built_at })?;
-        tracing::info!("vector index: HNSW loaded from {} ({n} vectors, {diff} patched)", self.dir.display());
+        tracing::info!(
+            "vector index: HNSW loaded from {} ({n} vectors, {diff} patched)",
+            self.dir.display()
+        );
         Ok(true)
     }
 
@@ -509,12 +552,16 @@ impl VectorIndexManager {
         let _s = lock(&self.save_lock);
         let (meta, index, keys, generation) = {
             let inner = self.read();
-            let Some(h) = inner.hnsw.as_ref() else { return Ok(false) };
+            let Some(h) = inner.hnsw.as_ref() else {
+                return Ok(false);
+            };
             if inner.persisted {
                 return Ok(true);
             }
-            let mut fp: Vec<(u64, MemoryId, u64)> =
-                h.keys().filter_map(|k| h.identity(k).map(|(id, d)| (k, id, d))).collect();
+            let mut fp: Vec<(u64, MemoryId, u64)> = h
+                .keys()
+                .filter_map(|k| h.identity(k).map(|(id, d)| (k, id, d)))
+                .collect();
             fp.sort_unstable_by_key(|e| e.0);
             let p = h.params();
             let meta = Meta {
@@ -534,7 +581,12 @@ impl VectorIndexManager {
                 saved_at_ms: Utc::now().timestamp_millis(),
                 usearch_version: usearch::version().to_string(),
             };
-            (meta, h.to_bytes()?, persist::encode_keys(&fp), inner.generation)
+            (
+                meta,
+                h.to_bytes()?,
+                persist::encode_keys(&fp),
+                inner.generation,
+            )
         };
         persist::save(&self.dir, meta, &index, &keys)?;
         let mut inner = self.write();
@@ -554,12 +606,19 @@ impl VectorIndexManager {
         if version.is_some() && version == last {
             return Ok(SyncReport::default());
         }
-        let mut report = SyncReport { changed: true, ..SyncReport::default() };
+        let mut report = SyncReport {
+            changed: true,
+            ..SyncReport::default()
+        };
         let (dim, max_key) = {
             let inner = self.read();
             (inner.exact.dim(), inner.exact.max_key())
         };
-        let dim = if dim == 0 { self.store.index_dimension()?.unwrap_or(0) } else { dim };
+        let dim = if dim == 0 {
+            self.store.index_dimension()?.unwrap_or(0)
+        } else {
+            dim
+        };
         if dim > 0 {
             let after = max_key.unwrap_or(0);
             // The row of our highest key must still be the same memory: SQLite hands the highest
@@ -624,9 +683,14 @@ impl VectorIndexManager {
         let db: HashMap<u64, MemoryId> = self.store.index_keys(dim)?.into_iter().collect();
         let (stale, missing): (Vec<u64>, Vec<u64>) = {
             let inner = self.read();
-            let stale = inner.exact.keys().filter(|k| inner.exact.identity(*k).map(|i| i.0) != db.get(k).copied());
-            let missing =
-                db.iter().filter(|(k, id)| inner.exact.identity(**k).map(|i| i.0) != Some(**id)).map(|(k, _)| *k);
+            let stale = inner
+                .exact
+                .keys()
+                .filter(|k| inner.exact.identity(*k).map(|i| i.0) != db.get(k).copied());
+            let missing = db
+                .iter()
+                .filter(|(k, id)| inner.exact.identity(**k).map(|i| i.0) != Some(**id))
+                .map(|(k, _)| *k);
             (stale.collect(), missing.collect())
         };
         let removed = stale.len();
@@ -656,10 +720,14 @@ impl VectorIndexManager {
 fn open_watcher(store: &Store) -> Option<(Connection, i64)> {
     let conn = Connection::open_with_flags(
         store.path(),
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI,
     )
     .ok()?;
-    let v = conn.query_row("PRAGMA data_version", [], |r| r.get(0)).ok()?;
+    let v = conn
+        .query_row("PRAGMA data_version", [], |r| r.get(0))
+        .ok()?;
     Some((conn, v))
 }
 
@@ -692,14 +760,18 @@ fn sorted_diff(a: &[(u64, MemoryId, u64)], b: &[(u64, MemoryId, u64)]) -> usize 
 /// when there was nothing to build.
 fn background(me: &Weak<VectorIndexManager>, try_load: bool, cancel: &AtomicBool) -> Result<bool> {
     {
-        let Some(mgr) = me.upgrade() else { return Ok(false) };
+        let Some(mgr) = me.upgrade() else {
+            return Ok(false);
+        };
         if try_load && mgr.try_load()? {
             return Ok(false);
         }
     }
     // Build without keeping the manager alive: dropping it cancels the build.
     let (entries, dim, params) = {
-        let Some(mgr) = me.upgrade() else { return Ok(false) };
+        let Some(mgr) = me.upgrade() else {
+            return Ok(false);
+        };
         let inner = mgr.read();
         (inner.exact.entries(), inner.exact.dim(), mgr.params)
     };
@@ -707,12 +779,19 @@ fn background(me: &Weak<VectorIndexManager>, try_load: bool, cancel: &AtomicBool
         return Ok(true);
     }
     let started = Instant::now();
-    let Some(graph) = HnswIndex::build(dim, params, &entries, build_threads(), cancel)? else { return Ok(false) };
+    let Some(graph) = HnswIndex::build(dim, params, &entries, build_threads(), cancel)? else {
+        return Ok(false);
+    };
     drop(entries);
-    let Some(mgr) = me.upgrade() else { return Ok(false) };
+    let Some(mgr) = me.upgrade() else {
+        return Ok(false);
+    };
     mgr.rebuilds.fetch_add(1, Ordering::Relaxed);
     let n = mgr.install(graph, Origin::Built)?;
-    tracing::info!("vector index: HNSW built over {n} vectors in {:.1} s", started.elapsed().as_secs_f64());
+    tracing::info!(
+        "vector index: HNSW built over {n} vectors in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
     if let Err(e) = mgr.save() {
         tracing::warn!("vector index: built but not saved: {e}");
     }

@@ -8,7 +8,7 @@
 //!
 //! Two implementations of [`VectorIndex`]:
 //! - [`ExactIndex`]: a flat scan over a contiguous `f32` matrix with `simsimd` dot products and a
-//!   bounded top-k heap. Always correct; ~1 ms at 10K and ~15 ms at 100K vectors of 384 floats.
+//!   bounded top-k heap. Always correct; ~1 ms at 10K and ~15-30 ms at 100K vectors of 384 floats.
 //! - [`HnswIndex`]: usearch's HNSW graph (f32, inner product on L2-normalised vectors), with
 //!   `M`, `ef_construction` and `ef_search` from [`IndexParams`], removal, filtered search and
 //!   persistence.
@@ -24,11 +24,11 @@
 //! - **Filtered search** (wing and/or room): the exact index keeps counts per wing, wing/room and
 //!   room, so the size `s` of the filter's subset is known before searching. If
 //!   `s < exact_threshold` the subset is scanned exactly (cost ≤ one unfiltered scan below the
-//!   threshold, and exact). Otherwise usearch's predicate-filtered graph search runs with the
-//!   candidate count raised by the inverse selectivity (`k · n / s`, capped at 16·k, which raises
-//!   its effective ef the same way); if it returns fewer than `min(k, s)` hits, the subset is
-//!   scanned exactly instead. Archived rows are never in the index, so "excluding archived" is
-//!   structural.
+//!   threshold, and exact). Otherwise usearch's predicate-filtered graph search runs (the
+//!   predicate applies to results, not traversal, so it walks through other wings until it has
+//!   `max(ef_search, k)` matching candidates); if it returns fewer than `min(k, s)` hits, the
+//!   subset is scanned exactly instead. Archived rows are never in the index, so "excluding
+//!   archived" is structural.
 //! - **Persistence**: [`VectorIndexManager::save`] writes, beside the database,
 //!   `hnsw.usearch` (the graph), `hnsw.keys` (the sorted `(seq, uuid, vector digest)` of every
 //!   entry it covers) and `hnsw.meta.json` (format and schema version, dimension, count, M,
@@ -103,7 +103,10 @@ impl SearchFilter {
 
     /// Only memories of `wing`.
     pub fn wing(wing: impl Into<String>) -> Self {
-        SearchFilter { wing: Some(wing.into()), room: None }
+        SearchFilter {
+            wing: Some(wing.into()),
+            room: None,
+        }
     }
 }
 
@@ -132,9 +135,15 @@ pub struct IndexParams {
 
 impl Default for IndexParams {
     /// M 32 and ef_search 100 as the reference; ef_construction 128 and exact_threshold 20,000
-    /// from the measurements in `docs/vector-index.md`.
+    /// from the measurements in `docs/vector-index.md` (below 20K vectors the exact scan is as fast
+    /// as the graph for k = 100, and exact).
     fn default() -> Self {
-        IndexParams { m: 32, ef_construction: 128, ef_search: 100, exact_threshold: 20_000 }
+        IndexParams {
+            m: 32,
+            ef_construction: 128,
+            ef_search: 100,
+            exact_threshold: 20_000,
+        }
     }
 }
 
@@ -317,7 +326,10 @@ fn norm(v: &[f32]) -> f32 {
 /// Validates and normalises a vector for storage; returns it with the digest of its bits.
 pub(crate) fn prepare_vector(v: &[f32], dim: usize) -> Result<(Vec<f32>, u64)> {
     if v.len() != dim {
-        return Err(IndexError::Dimension { expected: dim, found: v.len() });
+        return Err(IndexError::Dimension {
+            expected: dim,
+            found: v.len(),
+        });
     }
     if dim == 0 {
         return Err(IndexError::InvalidVector("empty vector"));
@@ -329,7 +341,11 @@ pub(crate) fn prepare_vector(v: &[f32], dim: usize) -> Result<(Vec<f32>, u64)> {
     if n == 0.0 || !n.is_finite() {
         return Err(IndexError::InvalidVector("zero vector"));
     }
-    let out = if (n - 1.0).abs() <= 1e-4 { v.to_vec() } else { v.iter().map(|x| x / n).collect() };
+    let out = if (n - 1.0).abs() <= 1e-4 {
+        v.to_vec()
+    } else {
+        v.iter().map(|x| x / n).collect()
+    };
     let digest = digest(&out);
     Ok((out, digest))
 }
@@ -343,14 +359,23 @@ pub(crate) fn prepare_query(q: &[f32], dim: usize) -> Option<Vec<f32>> {
     if n == 0.0 || !n.is_finite() {
         return None;
     }
-    Some(if (n - 1.0).abs() <= 1e-4 { q.to_vec() } else { q.iter().map(|x| x / n).collect() })
+    Some(if (n - 1.0).abs() <= 1e-4 {
+        q.to_vec()
+    } else {
+        q.iter().map(|x| x / n).collect()
+    })
 }
 
 /// A fast 64-bit digest of a vector's bits (four multiply-xor lanes; not cryptographic: it only
 /// tells a re-embedded row from an unchanged one).
 pub(crate) fn digest(v: &[f32]) -> u64 {
     const P: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut lanes = [0x243F_6A88_85A3_08D3u64, 0x1319_8A2E_0370_7344, 0xA409_3822_299F_31D0, 0x082E_FA98_EC4E_6C89];
+    let mut lanes = [
+        0x243F_6A88_85A3_08D3u64,
+        0x1319_8A2E_0370_7344,
+        0xA409_3822_299F_31D0,
+        0x082E_FA98_EC4E_6C89,
+    ];
     for chunk in v.chunks(4) {
         for (lane, x) in lanes.iter_mut().zip(chunk) {
             *lane = (*lane ^ u64::from(x.to_bits())).wrapping_mul(P);

@@ -57,7 +57,10 @@ pub(crate) struct Expect {
 }
 
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Encodes sorted `(key, id, digest)` records.
@@ -74,11 +77,12 @@ pub(crate) fn encode_keys(keys: &[(u64, MemoryId, u64)]) -> Vec<u8> {
 
 fn decode_keys(bytes: &[u8]) -> Option<Vec<(u64, MemoryId, u64)>> {
     let body = bytes.strip_prefix(KEYS_MAGIC.as_slice())?;
-    if body.len() % KEY_RECORD != 0 {
+    let records = body.chunks_exact(KEY_RECORD);
+    if !records.remainder().is_empty() {
         return None;
     }
-    let mut out = Vec::with_capacity(body.len() / KEY_RECORD);
-    for rec in body.chunks_exact(KEY_RECORD) {
+    let mut out = Vec::with_capacity(records.len());
+    for rec in records {
         let key = u64::from_le_bytes(rec[0..8].try_into().ok()?);
         let id = MemoryId::from_slice(&rec[8..24]).ok()?;
         let digest = u64::from_le_bytes(rec[24..32].try_into().ok()?);
@@ -89,7 +93,10 @@ fn decode_keys(bytes: &[u8]) -> Option<Vec<(u64, MemoryId, u64)>> {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> IndexError + '_ {
-    move |source| IndexError::Io { path: path.to_path_buf(), source }
+    move |source| IndexError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -140,15 +147,25 @@ pub(crate) fn load(dir: &Path, expect: &Expect) -> std::result::Result<Loaded, S
         std::fs::read(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))
     };
     let meta_bytes = read(META_FILE)?;
-    let meta: Meta = serde_json::from_slice(&meta_bytes).map_err(|e| format!("unreadable {META_FILE}: {e}"))?;
+    let meta: Meta =
+        serde_json::from_slice(&meta_bytes).map_err(|e| format!("unreadable {META_FILE}: {e}"))?;
     if meta.format != FORMAT_VERSION {
-        return Err(format!("format {} (expected {FORMAT_VERSION})", meta.format));
+        return Err(format!(
+            "format {} (expected {FORMAT_VERSION})",
+            meta.format
+        ));
     }
     if meta.schema_version != expect.schema_version {
-        return Err(format!("schema version {} (database is at {})", meta.schema_version, expect.schema_version));
+        return Err(format!(
+            "schema version {} (database is at {})",
+            meta.schema_version, expect.schema_version
+        ));
     }
     if meta.dim != expect.dim || meta.metric != "ip" {
-        return Err(format!("{}-d {} vectors (expected {}-d ip)", meta.dim, meta.metric, expect.dim));
+        return Err(format!(
+            "{}-d {} vectors (expected {}-d ip)",
+            meta.dim, meta.metric, expect.dim
+        ));
     }
     if meta.m != expect.params.m || meta.ef_construction != expect.params.ef_construction {
         return Err(format!(
@@ -162,14 +179,24 @@ pub(crate) fn load(dir: &Path, expect: &Expect) -> std::result::Result<Loaded, S
     }
     let keys = decode_keys(&keys_bytes).ok_or_else(|| format!("{KEYS_FILE} is malformed"))?;
     if keys.len() != meta.count {
-        return Err(format!("{KEYS_FILE} lists {} entries, meta {}", keys.len(), meta.count));
+        return Err(format!(
+            "{KEYS_FILE} lists {} entries, meta {}",
+            keys.len(),
+            meta.count
+        ));
     }
     let index = read(INDEX_FILE)?;
     if index.len() as u64 != meta.index_bytes {
-        return Err(format!("{INDEX_FILE} is {} bytes, meta says {} (truncated?)", index.len(), meta.index_bytes));
+        return Err(format!(
+            "{INDEX_FILE} is {} bytes, meta says {} (truncated?)",
+            index.len(),
+            meta.index_bytes
+        ));
     }
     if sha256_hex(&index) != meta.index_sha256 {
-        return Err(format!("{INDEX_FILE} does not match its checksum (corrupt)"));
+        return Err(format!(
+            "{INDEX_FILE} does not match its checksum (corrupt)"
+        ));
     }
     Ok(Loaded { meta, index, keys })
 }

@@ -39,7 +39,9 @@ impl KeyCensus {
 }
 
 fn parse_id(s: &str) -> rusqlite::Result<MemoryId> {
-    MemoryId::parse_str(s).map_err(|e| rusqlite::Error::FromSqlConversionFailure(1, rusqlite::types::Type::Text, e.into()))
+    MemoryId::parse_str(s).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(1, rusqlite::types::Type::Text, e.into())
+    })
 }
 
 fn entry_from_row(r: &Row<'_>) -> rusqlite::Result<(i64, String, String, String, Vec<u8>)> {
@@ -52,8 +54,15 @@ fn collect_entries(
     let mut out = Vec::new();
     for row in rows {
         let (seq, id, wing, room, blob) = row?;
-        let id = MemoryId::parse_str(&id).map_err(|_| StoreError::Corrupt(format!("bad id '{id}'")))?;
-        out.push(IndexEntry { key: seq as u64, id, wing, room, vector: decode_vector(&blob)? });
+        let id =
+            MemoryId::parse_str(&id).map_err(|_| StoreError::Corrupt(format!("bad id '{id}'")))?;
+        out.push(IndexEntry {
+            key: seq as u64,
+            id,
+            wing,
+            room,
+            vector: decode_vector(&blob)?,
+        });
     }
     Ok(out)
 }
@@ -81,8 +90,12 @@ impl Store {
     /// ordered by `seq`: what the vector index is built from.
     pub fn index_entries(&self) -> Result<Vec<IndexEntry>> {
         self.read(|conn| {
-            let Some(dim) = dimension(conn)? else { return Ok(Vec::new()) };
-            let mut stmt = conn.prepare(&format!("SELECT v.seq, v.id, v.wing, v.room, e.vector {LIVE} ORDER BY v.seq"))?;
+            let Some(dim) = dimension(conn)? else {
+                return Ok(Vec::new());
+            };
+            let mut stmt = conn.prepare(&format!(
+                "SELECT v.seq, v.id, v.wing, v.room, e.vector {LIVE} ORDER BY v.seq"
+            ))?;
             let rows = stmt.query_map(params![dim as i64], entry_from_row)?;
             collect_entries(rows)
         })
@@ -119,7 +132,10 @@ impl Store {
         self.read(|conn| {
             let mut stmt = conn.prepare_cached(&format!("SELECT v.seq, v.id {LIVE}"))?;
             let rows = stmt.query_map(params![dim as i64], |r| {
-                Ok((r.get::<_, i64>(0)? as u64, parse_id(&r.get::<_, String>(1)?)?))
+                Ok((
+                    r.get::<_, i64>(0)? as u64,
+                    parse_id(&r.get::<_, String>(1)?)?,
+                ))
             })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
@@ -142,7 +158,11 @@ impl Store {
     pub(crate) fn id_at_seq(&self, seq: u64) -> Result<Option<MemoryId>> {
         self.read(|conn| {
             let id: Option<String> = conn
-                .query_row("SELECT id FROM verbatims WHERE seq = ?1", [seq as i64], |r| r.get(0))
+                .query_row(
+                    "SELECT id FROM verbatims WHERE seq = ?1",
+                    [seq as i64],
+                    |r| r.get(0),
+                )
                 .optional()?;
             Ok(id.map(|s| parse_id(&s)).transpose()?)
         })

@@ -25,7 +25,8 @@ pub fn render_text(m: &LoadedMemory) -> String {
         mem.wing,
         mem.room,
         mem.memory_type,
-        mem.created_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        mem.created_at
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         mem.content
     );
     let _ = write!(out, "\nFingerprint: {}\n", render::fingerprint_text(mem));
@@ -34,10 +35,18 @@ pub fn render_text(m: &LoadedMemory) -> String {
         let _ = writeln!(out, "Tags: {}", tags.join(", "));
     }
     for e in &m.causes {
-        let _ = writeln!(out, "Caused by: T0:{} ({}, confidence {:.2})", e.other, e.relation, e.confidence);
+        let _ = writeln!(
+            out,
+            "Caused by: T0:{} ({}, confidence {:.2})",
+            e.other, e.relation, e.confidence
+        );
     }
     for e in &m.consequences {
-        let _ = writeln!(out, "Led to: T0:{} ({}, confidence {:.2})", e.other, e.relation, e.confidence);
+        let _ = writeln!(
+            out,
+            "Led to: T0:{} ({}, confidence {:.2})",
+            e.other, e.relation, e.confidence
+        );
     }
     if mem.archived {
         out.push_str("Archived: yes\n");
@@ -51,9 +60,7 @@ pub fn render_text(m: &LoadedMemory) -> String {
 /// The JSON form of a loaded memory.
 pub fn to_json(m: &LoadedMemory) -> serde_json::Value {
     let mem = &m.memory;
-    let edge = |e: &mira_store::EdgeRef| {
-        serde_json::json!({"id": e.other, "relation": e.relation, "confidence": e.confidence})
-    };
+    let edge = |e: &mira_store::EdgeRef| serde_json::json!({"id": e.other, "relation": e.relation, "confidence": e.confidence});
     serde_json::json!({
         "id": mem.id,
         "wing": mem.wing,

@@ -1,9 +1,13 @@
 //! The use cases, shared by the CLI and the MCP server.
 
+pub mod archive;
+pub mod causal;
+pub mod clear;
 pub mod load;
 pub mod recall;
 pub mod status;
 pub mod store;
+pub mod timeline;
 pub mod validate;
 
 /// Error of a use case, split by who must act: the caller (bad input, unknown id) or mira.

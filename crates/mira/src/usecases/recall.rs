@@ -25,6 +25,9 @@ pub const MAX_QUERY_CHARS: usize = 10_000;
 /// Largest budget accepted, in tokens.
 pub const MAX_BUDGET: u32 = 100_000;
 
+/// Score factor of a superseded memory, so that its successor always ranks first.
+const SUPERSEDED_FACTOR: f64 = 0.01;
+
 /// A recall request.
 #[derive(Debug, Clone, Default)]
 pub struct RecallRequest {
@@ -112,7 +115,9 @@ struct Candidate {
 
 fn validate_request(app: &App, req: &RecallRequest) -> UseCaseResult<u32> {
     if req.query.trim().is_empty() {
-        return Err(UseCaseError::Invalid("query is empty: say what you are looking for".into()));
+        return Err(UseCaseError::Invalid(
+            "query is empty: say what you are looking for".into(),
+        ));
     }
     let n = req.query.chars().count();
     if n > MAX_QUERY_CHARS {
@@ -121,7 +126,9 @@ fn validate_request(app: &App, req: &RecallRequest) -> UseCaseResult<u32> {
         )));
     }
     if req.query.contains('\0') {
-        return Err(UseCaseError::Invalid("query contains a NUL character: remove it".into()));
+        return Err(UseCaseError::Invalid(
+            "query contains a NUL character: remove it".into(),
+        ));
     }
     for w in req.wing.iter().chain(&req.fallback_wings) {
         validate::name("wing", w)?;
@@ -129,7 +136,9 @@ fn validate_request(app: &App, req: &RecallRequest) -> UseCaseResult<u32> {
     if let Some(r) = &req.room {
         validate::name("room", r)?;
     }
-    let budget = req.budget.unwrap_or(app.config.allocator.default_budget as i64);
+    let budget = req
+        .budget
+        .unwrap_or(app.config.allocator.default_budget as i64);
     if !(1..=MAX_BUDGET as i64).contains(&budget) {
         return Err(UseCaseError::Invalid(format!(
             "budget {budget} is out of range: give a number of tokens from 1 to {MAX_BUDGET} (default {})",
@@ -145,23 +154,48 @@ pub fn query_vector(app: &App, query: &str) -> anyhow::Result<Vec<f32>> {
         return Ok(v);
     }
     let qe = &app.config.recall.query_expansion;
-    let variants = if qe.enabled { expand::expand_query(query, qe.num_variants) } else { vec![query.to_owned()] };
+    let variants = if qe.enabled {
+        expand::expand_query(query, qe.num_variants)
+    } else {
+        vec![query.to_owned()]
+    };
     let refs: Vec<&str> = variants.iter().map(String::as_str).collect();
-    let vectors = app.embedder()?.embed_batch(&refs).context("embedding the query failed")?;
+    let vectors = app
+        .embedder()?
+        .embed_batch(&refs)
+        .context("embedding the query failed")?;
     let v = expand::average(&vectors);
     app.query_cache_put(query, v.clone());
     Ok(v)
 }
 
 /// Dense and lexical candidate ids for one scope, fused (or one of them, for baselines).
-fn search(app: &App, query: &str, qvec: &[f32], scope: &Scope, mode: Retrieval) -> anyhow::Result<Vec<MemoryId>> {
+fn search(
+    app: &App,
+    query: &str,
+    qvec: &[f32],
+    scope: &Scope,
+    mode: Retrieval,
+) -> anyhow::Result<Vec<MemoryId>> {
     let cfg = &app.config;
-    let filter = SearchFilter { wing: scope.wing.clone(), room: scope.room.clone() };
+    let filter = SearchFilter {
+        wing: scope.wing.clone(),
+        room: scope.room.clone(),
+    };
     let dense = || -> Vec<MemoryId> {
-        app.index.search(qvec, cfg.allocator.max_candidates, &filter).into_iter().map(|h| h.id).collect()
+        app.index
+            .search(qvec, cfg.allocator.max_candidates, &filter)
+            .into_iter()
+            .map(|h| h.id)
+            .collect()
     };
     let lexical = || -> anyhow::Result<Vec<MemoryId>> {
-        Ok(app.store.lexical_search(query, cfg.recall.fts5_limit, scope)?.into_iter().map(|(id, _)| id).collect())
+        Ok(app
+            .store
+            .lexical_search(query, cfg.recall.fts5_limit, scope)?
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect())
     };
     match mode {
         Retrieval::DenseOnly => Ok(dense()),
@@ -173,7 +207,10 @@ fn search(app: &App, query: &str, qvec: &[f32], scope: &Scope, mode: Retrieval) 
                 (dense(), l.join())
             });
             let l = l.map_err(|_| anyhow::anyhow!("lexical search thread failed"))??;
-            Ok(fusion::rrf(&[&d, &l], cfg.recall.rrf_k).into_iter().map(|(id, _)| id).collect())
+            Ok(fusion::rrf(&[&d, &l], cfg.recall.rrf_k)
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect())
         }
     }
 }
@@ -185,11 +222,46 @@ fn load_candidates(app: &App, ids: &[MemoryId], qvec: &[f32]) -> anyhow::Result<
         if loaded.memory.archived {
             continue;
         }
-        let Some(embedding) = embeddings.remove(&loaded.memory.id) else { continue };
+        let Some(embedding) = embeddings.remove(&loaded.memory.id) else {
+            continue;
+        };
         let relevance = score::relevance_from_cosine(score::cosine(&embedding, qvec));
-        out.push(Candidate { loaded, embedding, relevance });
+        out.push(Candidate {
+            loaded,
+            embedding,
+            relevance,
+        });
     }
     Ok(out)
+}
+
+/// Brings in the successor of every superseded candidate and demotes the superseded one
+/// (`recall.superseded`: `header` keeps it as a header only, `exclude` drops it).
+fn resolve_superseded(
+    app: &App,
+    qvec: &[f32],
+    mut cands: Vec<Candidate>,
+) -> anyhow::Result<Vec<Candidate>> {
+    let present: HashSet<MemoryId> = cands.iter().map(|c| c.loaded.memory.id).collect();
+    let mut missing: Vec<MemoryId> = Vec::new();
+    for c in &cands {
+        // Follow the chain to the newest version (bounded: chains are short, cycles are impossible
+        // in practice but must not loop).
+        let mut next = c.loaded.memory.superseded_by;
+        let mut hops = 0;
+        while let Some(s) = next.filter(|_| hops < 8) {
+            hops += 1;
+            if !present.contains(&s) && !missing.contains(&s) {
+                missing.push(s);
+            }
+            next = app.store.load(s)?.and_then(|m| m.memory.superseded_by);
+        }
+    }
+    cands.extend(load_candidates(app, &missing, qvec)?);
+    if app.config.recall.superseded == "exclude" {
+        cands.retain(|c| c.loaded.memory.superseded_by.is_none());
+    }
+    Ok(cands)
 }
 
 /// Collapses near duplicates (keeping the most relevant), boosts tag matches, applies the
@@ -199,11 +271,20 @@ fn refine(app: &App, query: &str, mut cands: Vec<Candidate>) -> anyhow::Result<V
     if rc.search_time_clustering.enabled && cands.len() > 1 {
         let vectors: Vec<&[f32]> = cands.iter().map(|c| c.embedding.as_slice()).collect();
         let scores: Vec<f32> = cands.iter().map(|c| c.relevance).collect();
-        let keep: HashSet<usize> = cluster::cluster(&vectors, &scores, rc.search_time_clustering.similarity_threshold)
+        let keep: HashSet<usize> = cluster::cluster(
+            &vectors,
+            &scores,
+            rc.search_time_clustering.similarity_threshold,
+        )
+        .into_iter()
+        .map(|c| c.representative)
+        .collect();
+        cands = cands
             .into_iter()
-            .map(|c| c.representative)
+            .enumerate()
+            .filter(|(i, _)| keep.contains(i))
+            .map(|(_, c)| c)
             .collect();
-        cands = cands.into_iter().enumerate().filter(|(i, _)| keep.contains(i)).map(|(_, c)| c).collect();
     }
     let query_tags = text::keywords(query, 4);
     let ids: Vec<MemoryId> = cands.iter().map(|c| c.loaded.memory.id).collect();
@@ -211,7 +292,10 @@ fn refine(app: &App, query: &str, mut cands: Vec<Candidate>) -> anyhow::Result<V
     for c in &mut cands {
         c.relevance = score::tag_boost(c.relevance, matched.contains_key(&c.loaded.memory.id));
     }
-    let method: ThresholdMethod = rc.adaptive_threshold_method.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let method: ThresholdMethod = rc
+        .adaptive_threshold_method
+        .parse()
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let relevances: Vec<f32> = cands.iter().map(|c| c.relevance).collect();
     let threshold = mira_core::threshold::adaptive_threshold(
         &relevances,
@@ -219,15 +303,26 @@ fn refine(app: &App, query: &str, mut cands: Vec<Candidate>) -> anyhow::Result<V
         rc.adaptive_threshold_floor,
         rc.adaptive_threshold_ceiling,
     );
-    let kept: HashSet<usize> = mira_core::threshold::prune(&relevances, threshold, mira_core::threshold::DEFAULT_KEEP_AT_LEAST)
+    let kept: HashSet<usize> = mira_core::threshold::prune(
+        &relevances,
+        threshold,
+        mira_core::threshold::DEFAULT_KEEP_AT_LEAST,
+    )
+    .into_iter()
+    .collect();
+    let mut cands: Vec<Candidate> = cands
         .into_iter()
+        .enumerate()
+        .filter(|(i, _)| kept.contains(i))
+        .map(|(_, c)| c)
         .collect();
-    let mut cands: Vec<Candidate> =
-        cands.into_iter().enumerate().filter(|(i, _)| kept.contains(i)).map(|(_, c)| c).collect();
     sort_by_relevance(&mut cands);
     if rc.reranker.enabled {
         for c in cands.iter_mut().take(rc.reranker.top_k) {
-            c.relevance = rerank::blend(c.relevance, rerank::rerank_score(query, &c.loaded.memory.content));
+            c.relevance = rerank::blend(
+                c.relevance,
+                rerank::rerank_score(query, &c.loaded.memory.content),
+            );
         }
         sort_by_relevance(&mut cands);
     }
@@ -235,7 +330,11 @@ fn refine(app: &App, query: &str, mut cands: Vec<Candidate>) -> anyhow::Result<V
 }
 
 fn sort_by_relevance(cands: &mut [Candidate]) {
-    cands.sort_by(|a, b| b.relevance.total_cmp(&a.relevance).then(a.loaded.memory.id.cmp(&b.loaded.memory.id)));
+    cands.sort_by(|a, b| {
+        b.relevance
+            .total_cmp(&a.relevance)
+            .then(a.loaded.memory.id.cmp(&b.loaded.memory.id))
+    });
 }
 
 fn alloc_params(app: &App) -> AllocParams {
@@ -253,7 +352,12 @@ fn base_score(app: &App, m: &Memory, fact_count: u32, relevance: f32, now_secs: 
     let a = &app.config.allocator;
     let rates = app.config.decay_rate_map();
     let rate = rates.get(m.memory_type.as_str()).copied().unwrap_or(0.1);
-    let density = score::density(fact_count, m.token_count, a.density_sigmoid.k, a.density_sigmoid.mu);
+    let density = score::density(
+        fact_count,
+        m.token_count,
+        a.density_sigmoid.k,
+        a.density_sigmoid.mu,
+    );
     let recency = score::recency(score::age_days(now_secs, m.created_at.timestamp()), rate);
     score::initial_score(relevance, density, recency)
 }
@@ -268,7 +372,10 @@ struct Overlaps<'a> {
 
 impl Overlaps<'_> {
     fn get(&mut self, i: usize, j: usize) -> f32 {
-        let (a, b) = (self.cands[i].loaded.memory.id, self.cands[j].loaded.memory.id);
+        let (a, b) = (
+            self.cands[i].loaded.memory.id,
+            self.cands[j].loaded.memory.id,
+        );
         let key = if a <= b { (a, b) } else { (b, a) };
         if let Some(s) = self.cached.get(&key) {
             return *s;
@@ -282,19 +389,39 @@ impl Overlaps<'_> {
     /// Writes newly computed similarities to the cache (best effort: a read-only store skips it).
     fn persist(self) {
         let oc = &self.app.config.overlap_cache;
-        if let Err(e) = self.app.store.overlap_put(&self.fresh, Utc::now().timestamp_millis(), oc.max_entries) {
+        if let Err(e) =
+            self.app
+                .store
+                .overlap_put(&self.fresh, Utc::now().timestamp_millis(), oc.max_entries)
+        {
             tracing::debug!("overlap cache not updated: {e}");
         }
     }
 }
 
-fn allocate_and_render(app: &App, budget: u32, now: i64, cands: &[Candidate]) -> anyhow::Result<(Vec<RecalledItem>, u32)> {
+fn allocate_and_render(
+    app: &App,
+    budget: u32,
+    now: i64,
+    cands: &[Candidate],
+) -> anyhow::Result<(Vec<RecalledItem>, u32)> {
     let alloc: Vec<AllocCandidate> = cands
         .iter()
-        .map(|c| AllocCandidate {
-            base_score: base_score(app, &c.loaded.memory, c.loaded.fact_count, c.relevance, now),
-            created_at_secs: c.loaded.memory.created_at.timestamp(),
-            costs: render::mode_costs(&c.loaded.memory),
+        .map(|c| {
+            let m = &c.loaded.memory;
+            let mut costs = render::mode_costs(m);
+            let mut base = base_score(app, m, c.loaded.fact_count, c.relevance, now);
+            if m.superseded_by.is_some() {
+                // Outdated: only a header, ranked below what replaced it.
+                costs.fingerprint = u32::MAX;
+                costs.verbatim = u32::MAX;
+                base *= SUPERSEDED_FACTOR;
+            }
+            AllocCandidate {
+                base_score: base,
+                created_at_secs: m.created_at.timestamp(),
+                costs,
+            }
         })
         .collect();
     let ids: Vec<MemoryId> = cands.iter().map(|c| c.loaded.memory.id).collect();
@@ -307,13 +434,26 @@ fn allocate_and_render(app: &App, budget: u32, now: i64, cands: &[Candidate]) ->
         }
     }
     let cached = if pairs.len() <= 2_000 {
-        app.store.overlap_get(&pairs, Utc::now().timestamp_millis() - ttl_ms)?
+        app.store
+            .overlap_get(&pairs, Utc::now().timestamp_millis() - ttl_ms)?
     } else {
         HashMap::new()
     };
-    let mut overlaps = Overlaps { app, cands, cached, fresh: Vec::new() };
-    let linked = |i: usize, j: usize| edges.contains(&(ids[i], ids[j])) || edges.contains(&(ids[j], ids[i]));
-    let selections = allocate::allocate(&alloc, budget, &alloc_params(app), &mut |i, j| overlaps.get(i, j), &linked);
+    let mut overlaps = Overlaps {
+        app,
+        cands,
+        cached,
+        fresh: Vec::new(),
+    };
+    let linked =
+        |i: usize, j: usize| edges.contains(&(ids[i], ids[j])) || edges.contains(&(ids[j], ids[i]));
+    let selections = allocate::allocate(
+        &alloc,
+        budget,
+        &alloc_params(app),
+        &mut |i, j| overlaps.get(i, j),
+        &linked,
+    );
     overlaps.persist();
     let mut used = 0;
     let items = selections
@@ -333,7 +473,9 @@ fn allocate_and_render(app: &App, budget: u32, now: i64, cands: &[Candidate]) ->
                 memory_type: m.memory_type.to_string(),
                 wing: m.wing.clone(),
                 room: m.room.clone(),
-                created_at: m.created_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                created_at: m
+                    .created_at
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
                 text: section,
             }
         })
@@ -347,13 +489,33 @@ pub fn recall(app: &App, req: &RecallRequest) -> UseCaseResult<RecallOutcome> {
 }
 
 /// Recall with a chosen retrieval mode (baselines are used by `mira eval`).
-pub fn recall_with(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<RecallOutcome> {
+pub fn recall_with(
+    app: &App,
+    req: &RecallRequest,
+    mode: Retrieval,
+) -> UseCaseResult<RecallOutcome> {
     let started = Instant::now();
     let budget = validate_request(app, req)?;
-    let qvec = if mode == Retrieval::LexicalOnly { Vec::new() } else { query_vector(app, &req.query)? };
-    let mut scopes = vec![(None, Scope { wing: req.wing.clone(), room: req.room.clone() })];
+    let qvec = if mode == Retrieval::LexicalOnly {
+        Vec::new()
+    } else {
+        query_vector(app, &req.query)?
+    };
+    let mut scopes = vec![(
+        None,
+        Scope {
+            wing: req.wing.clone(),
+            room: req.room.clone(),
+        },
+    )];
     for w in &req.fallback_wings {
-        scopes.push((Some(w.clone()), Scope { wing: Some(w.clone()), room: req.room.clone() }));
+        scopes.push((
+            Some(w.clone()),
+            Scope {
+                wing: Some(w.clone()),
+                room: req.room.clone(),
+            },
+        ));
     }
     let mut fallback_wing = None;
     let mut ids = Vec::new();
@@ -364,22 +526,38 @@ pub fn recall_with(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseRe
             break;
         }
     }
-    let qvec_for_relevance = if qvec.is_empty() { query_vector(app, &req.query)? } else { qvec };
+    let qvec_for_relevance = if qvec.is_empty() {
+        query_vector(app, &req.query)?
+    } else {
+        qvec
+    };
     let mut cands = load_candidates(app, &ids, &qvec_for_relevance)?;
     let candidates = cands.len();
     if mode == Retrieval::Hybrid {
         cands = refine(app, &req.query, cands)?;
+        cands = resolve_superseded(app, &qvec_for_relevance, cands)?;
     } else {
         // Baselines keep their own ranking.
-        let order: HashMap<MemoryId, usize> = ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
-        cands.sort_by_key(|c| order.get(&c.loaded.memory.id).copied().unwrap_or(usize::MAX));
+        let order: HashMap<MemoryId, usize> =
+            ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        cands.sort_by_key(|c| {
+            order
+                .get(&c.loaded.memory.id)
+                .copied()
+                .unwrap_or(usize::MAX)
+        });
         let n = cands.len() as f32;
         for (rank, c) in cands.iter_mut().enumerate() {
             c.relevance = 1.0 - rank as f32 / (n + 1.0);
         }
     }
     let ranking = cands.iter().map(|c| c.loaded.memory.id).collect();
-    let (items, used) = allocate_and_render(app, budget, req.now.unwrap_or_else(Utc::now).timestamp(), &cands)?;
+    let (items, used) = allocate_and_render(
+        app,
+        budget,
+        req.now.unwrap_or_else(Utc::now).timestamp(),
+        &cands,
+    )?;
     let sections: Vec<String> = items.iter().map(|i| i.text.clone()).collect();
     let text = render::context_block(&req.query, budget, req.wing.as_deref(), &sections, used);
     Ok(RecallOutcome {

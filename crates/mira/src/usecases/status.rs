@@ -91,7 +91,9 @@ pub fn status(app: &App) -> UseCaseResult<Status> {
                 size: st.size,
                 ready: st.ready,
                 building: st.building,
-                last_rebuilt: st.last_rebuilt.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+                last_rebuilt: st
+                    .last_rebuilt
+                    .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
                 persisted: st.persisted,
             }
         },
@@ -112,14 +114,22 @@ pub fn render_text(s: &Status) -> String {
     let rule = "═".repeat(39);
     let mut out = format!("MIRA System Status:\n{rule}\n");
     let _ = writeln!(out, "Version: {}", s.version);
-    let _ = writeln!(out, "Database: {} ({} bytes, schema v{})", s.db_path, s.db_bytes, s.schema_version);
+    let _ = writeln!(
+        out,
+        "Database: {} ({} bytes, schema v{})",
+        s.db_path, s.db_bytes, s.schema_version
+    );
     let _ = writeln!(out, "Config: {}", s.config);
     let _ = writeln!(
         out,
         "Model: {} in {} ({})",
         s.model,
         s.model_dir,
-        if s.model_present { "present" } else { "missing: run scripts/fetch-model.sh" }
+        if s.model_present {
+            "present"
+        } else {
+            "missing: run scripts/fetch-model.sh"
+        }
     );
     let _ = writeln!(out, "Uptime: {}s", s.uptime_secs);
     let i = &s.index;
@@ -128,15 +138,34 @@ pub fn render_text(s: &Status) -> String {
         "Vector index: {} ({} vectors, HNSW {}{}, last rebuilt {})\n",
         i.kind,
         i.size,
-        if i.ready { "ready" } else if i.building { "building" } else { "not built" },
+        if i.ready {
+            "ready"
+        } else if i.building {
+            "building"
+        } else {
+            "not built"
+        },
         if i.persisted { ", saved" } else { "" },
         i.last_rebuilt.as_deref().unwrap_or("never")
     );
-    let _ = writeln!(out, "Storage:\n  Memories: {}\n  Archived: {}\n  Superseded: {}", s.memories, s.archived, s.superseded);
-    let _ = writeln!(out, "  Causal Edges: {}\n  Tags: {}\n  Total Tokens: {}\n", s.causal_edges, s.tags, s.total_tokens);
+    let _ = writeln!(
+        out,
+        "Storage:\n  Memories: {}\n  Archived: {}\n  Superseded: {}",
+        s.memories, s.archived, s.superseded
+    );
+    let _ = writeln!(
+        out,
+        "  Causal Edges: {}\n  Tags: {}\n  Total Tokens: {}\n",
+        s.causal_edges, s.tags, s.total_tokens
+    );
     out.push_str("Memory Distribution:\n");
     for t in mira_core::MemoryType::ALL {
-        let _ = writeln!(out, "  {}: {}", t, s.by_type.get(t.as_str()).copied().unwrap_or(0));
+        let _ = writeln!(
+            out,
+            "  {}: {}",
+            t,
+            s.by_type.get(t.as_str()).copied().unwrap_or(0)
+        );
     }
     out.push_str("\nWings:\n");
     if s.by_wing.is_empty() {

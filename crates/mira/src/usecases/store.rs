@@ -78,7 +78,10 @@ struct Prepared {
 
 /// SHA-256 (hex) of the trimmed content: the exact-duplicate key within a wing.
 pub fn content_hash(content: &str) -> String {
-    Sha256::digest(content.trim().as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(content.trim().as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
@@ -91,27 +94,51 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
         Some(t) => validate::memory_type(t)?,
         None => classify::classify(&req.content),
     };
-    let supersedes = req.supersedes.as_deref().map(validate::memory_id).transpose()?;
-    let fp = fingerprint::extract(&req.content, memory_type, app.config.extraction.min_entity_length);
+    let supersedes = req
+        .supersedes
+        .as_deref()
+        .map(validate::memory_id)
+        .transpose()?;
+    let fp = fingerprint::extract(
+        &req.content,
+        memory_type,
+        app.config.extraction.min_entity_length,
+    );
     let tags = tags::extract_tags(&req.content, &fp)
         .into_iter()
-        .map(|t| NewTag { tag: t.tag, kind: t.kind.as_str().to_owned() })
+        .map(|t| NewTag {
+            tag: t.tag,
+            kind: t.kind.as_str().to_owned(),
+        })
         .collect();
     let memory = Memory {
         id: uuid::Uuid::new_v4(),
         wing: req.wing.clone(),
-        room: req.room.clone().unwrap_or_else(|| memory_type.default_room().to_owned()),
+        room: req
+            .room
+            .clone()
+            .unwrap_or_else(|| memory_type.default_room().to_owned()),
         memory_type,
         token_count: tokens::count(&req.content) as u32,
         content: req.content.clone(),
         fingerprint: fp,
         created_at: req.created_at.unwrap_or_else(Utc::now),
-        session_id: Some(req.session_id.clone().unwrap_or_else(|| app.session_id.clone())),
+        session_id: Some(
+            req.session_id
+                .clone()
+                .unwrap_or_else(|| app.session_id.clone()),
+        ),
         archived: false,
         superseded_by: None,
     };
     let fingerprint_tokens = tokens::count(&render::fingerprint_text(&memory)) as u32;
-    Ok(Prepared { content_hash: content_hash(&req.content), memory, fingerprint_tokens, tags, supersedes })
+    Ok(Prepared {
+        content_hash: content_hash(&req.content),
+        memory,
+        fingerprint_tokens,
+        tags,
+        supersedes,
+    })
 }
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -119,13 +146,23 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// Causal links and near-duplicate detection against earlier memories of the wing.
-fn relate(app: &App, p: &Prepared, embedding: &[f32]) -> UseCaseResult<(Vec<LinkOutcome>, Option<MemoryId>)> {
+fn relate(
+    app: &App,
+    p: &Prepared,
+    embedding: &[f32],
+) -> UseCaseResult<(Vec<LinkOutcome>, Option<MemoryId>)> {
     let x = &app.config.extraction;
     let since = p.memory.created_at - chrono::Duration::days(x.causal_max_days as i64);
-    let recent = app.store.recent_in_wing(&p.memory.wing, since.timestamp_millis(), x.causal_lookback)?;
+    let recent =
+        app.store
+            .recent_in_wing(&p.memory.wing, since.timestamp_millis(), x.causal_lookback)?;
     let now_ms = p.memory.created_at.timestamp_millis();
-    let entities: Vec<String> =
-        p.tags.iter().filter(|t| t.kind == "entity").map(|t| t.tag.clone()).collect();
+    let entities: Vec<String> = p
+        .tags
+        .iter()
+        .filter(|t| t.kind == "entity")
+        .map(|t| t.tag.clone())
+        .collect();
     let candidates: Vec<CausalCandidate> = recent
         .iter()
         .filter(|r| r.created_at <= now_ms)
@@ -141,18 +178,36 @@ fn relate(app: &App, p: &Prepared, embedding: &[f32]) -> UseCaseResult<(Vec<Link
         .filter(|c| c.similarity >= x.near_duplicate_threshold)
         .max_by(|a, b| a.similarity.total_cmp(&b.similarity))
         .map(|c| c.id);
-    let params = CausalParams { min_similarity: x.causal_min_similarity, ..CausalParams::default() };
-    let links = causal::link(&causal::detect_cues(&p.memory.content), &candidates, &params)
-        .into_iter()
-        .map(|l| LinkOutcome { target: l.target, relation: l.relation, confidence: l.confidence })
-        .collect();
+    let params = CausalParams {
+        min_similarity: x.causal_min_similarity,
+        ..CausalParams::default()
+    };
+    let links = causal::link(
+        &causal::detect_cues(&p.memory.content),
+        &candidates,
+        &params,
+    )
+    .into_iter()
+    .map(|l| LinkOutcome {
+        target: l.target,
+        relation: l.relation,
+        confidence: l.confidence,
+    })
+    .collect();
     Ok((links, near))
 }
 
-fn new_memory(app: &App, p: Prepared, embedding: Vec<f32>) -> UseCaseResult<(NewMemory, StoreOutcome)> {
+fn new_memory(
+    app: &App,
+    p: Prepared,
+    embedding: Vec<f32>,
+) -> UseCaseResult<(NewMemory, StoreOutcome)> {
     let (links, near) = relate(app, &p, &embedding)?;
-    let mut superseded: Vec<MemoryId> =
-        links.iter().filter(|l| l.relation.supersedes()).map(|l| l.target).collect();
+    let mut superseded: Vec<MemoryId> = links
+        .iter()
+        .filter(|l| l.relation.supersedes())
+        .map(|l| l.target)
+        .collect();
     if let Some(explicit) = p.supersedes {
         if app.store.load(explicit)?.is_none() {
             return Err(UseCaseError::NotFound(format!(
@@ -188,7 +243,11 @@ fn new_memory(app: &App, p: Prepared, embedding: Vec<f32>) -> UseCaseResult<(New
         tags: p.tags,
         edges: links
             .iter()
-            .map(|l| NewEdge { from: l.target, relation: l.relation, confidence: l.confidence })
+            .map(|l| NewEdge {
+                from: l.target,
+                relation: l.relation,
+                confidence: l.confidence,
+            })
             .collect(),
         supersedes: superseded,
         embedding,
@@ -227,7 +286,10 @@ pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
     if let Some(dup) = duplicate(app, &p)? {
         return Ok(dup);
     }
-    let embedding = app.embedder()?.embed(&p.memory.content).context("embedding failed")?;
+    let embedding = app
+        .embedder()?
+        .embed(&p.memory.content)
+        .context("embedding failed")?;
     let (new, outcome) = new_memory(app, p, embedding)?;
     let seq = app.store.insert_memory(&new)?;
     app.index_memory(seq, &new.memory, &new.embedding);
@@ -237,12 +299,12 @@ pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
 /// Stores many memories: invalid ones get their error, the others are embedded in batches of
 /// `embeddings.batch_size` and written one batch per transaction. Results are in input order.
 pub fn store_batch(app: &App, reqs: Vec<StoreRequest>) -> Vec<UseCaseResult<StoreOutcome>> {
-    let mut results: Vec<Option<UseCaseResult<StoreOutcome>>> = (0..reqs.len()).map(|_| None).collect();
+    let mut results: Vec<Option<UseCaseResult<StoreOutcome>>> =
+        (0..reqs.len()).map(|_| None).collect();
     let mut pending: Vec<(usize, Prepared)> = Vec::new();
     for (i, req) in reqs.iter().enumerate() {
-        match prepare(app, req).and_then(|p| Ok((duplicate(app, &p)?, p))) {
-            Ok((Some(dup), _)) => results[i] = Some(Ok(dup)),
-            Ok((None, p)) => pending.push((i, p)),
+        match prepare(app, req) {
+            Ok(p) => pending.push((i, p)),
             Err(e) => results[i] = Some(Err(e)),
         }
     }
@@ -260,7 +322,10 @@ pub fn store_batch(app: &App, reqs: Vec<StoreRequest>) -> Vec<UseCaseResult<Stor
             break;
         }
     }
-    results.into_iter().map(|r| r.unwrap_or_else(|| Err(UseCaseError::Internal(anyhow::anyhow!("not stored"))))).collect()
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(UseCaseError::Internal(anyhow::anyhow!("not stored")))))
+        .collect()
 }
 
 fn store_chunk(
@@ -268,16 +333,36 @@ fn store_chunk(
     chunk: Vec<(usize, Prepared)>,
     results: &mut [Option<UseCaseResult<StoreOutcome>>],
 ) -> anyhow::Result<()> {
-    let texts: Vec<&str> = chunk.iter().map(|(_, p)| p.memory.content.as_str()).collect();
-    let vectors = app.embedder()?.embed_batch(&texts).context("embedding failed")?;
+    // Duplicates of rows written by earlier chunks (or earlier calls) are answered without embedding.
+    let mut fresh = Vec::with_capacity(chunk.len());
+    for (i, p) in chunk {
+        match duplicate(app, &p) {
+            Ok(Some(dup)) => results[i] = Some(Ok(dup)),
+            Ok(None) => fresh.push((i, p)),
+            Err(e) => results[i] = Some(Err(e)),
+        }
+    }
+    let chunk = fresh;
+    let texts: Vec<&str> = chunk
+        .iter()
+        .map(|(_, p)| p.memory.content.as_str())
+        .collect();
+    let vectors = app
+        .embedder()?
+        .embed_batch(&texts)
+        .context("embedding failed")?;
     let mut rows = Vec::new();
     let mut outcomes = Vec::new();
-    let mut seen_in_chunk: std::collections::HashMap<(String, String), MemoryId> = Default::default();
+    let mut seen_in_chunk: std::collections::HashMap<(String, String), MemoryId> =
+        Default::default();
     for ((i, p), v) in chunk.into_iter().zip(vectors) {
         // Exact duplicates inside the same batch are not visible to the database yet.
         let key = (p.memory.wing.clone(), p.content_hash.clone());
         if let Some(first) = seen_in_chunk.get(&key) {
-            let mut dup = outcomes.iter().find(|(_, o): &&(usize, StoreOutcome)| o.id == *first).map(|(_, o)| o.clone())
+            let mut dup = outcomes
+                .iter()
+                .find(|(_, o): &&(usize, StoreOutcome)| o.id == *first)
+                .map(|(_, o)| o.clone())
                 .context("duplicate bookkeeping")?;
             dup.stored = false;
             results[i] = Some(Ok(dup));
@@ -307,7 +392,11 @@ pub fn render_text(o: &StoreOutcome) -> String {
     use std::fmt::Write;
     let mut out = format!(
         "{}: {}\nType: {}\nWing: {}\nRoom: {}\nFacts: {}\nTokens: {}\n",
-        if o.stored { "Stored" } else { "Duplicate (already stored)" },
+        if o.stored {
+            "Stored"
+        } else {
+            "Duplicate (already stored)"
+        },
         o.id,
         o.memory_type,
         o.wing,
@@ -319,7 +408,11 @@ pub fn render_text(o: &StoreOutcome) -> String {
         let _ = writeln!(out, "Near duplicate of: T0:{n}");
     }
     for l in &o.links {
-        let _ = writeln!(out, "Link: T0:{} --{}--> this ({:.2})", l.target, l.relation, l.confidence);
+        let _ = writeln!(
+            out,
+            "Link: T0:{} --{}--> this ({:.2})",
+            l.target, l.relation, l.confidence
+        );
     }
     for s in &o.superseded {
         let _ = writeln!(out, "Supersedes: T0:{s}");

@@ -24,7 +24,10 @@ pub fn content(text: &str) -> UseCaseResult<()> {
             text.len()
         )));
     }
-    if let Some(c) = text.chars().find(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t')) {
+    if let Some(c) = text
+        .chars()
+        .find(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+    {
         return Err(invalid(format!(
             "content contains the control character U+{:04X}: remove it (only tab, newline and carriage return are allowed)",
             c as u32
@@ -38,7 +41,9 @@ pub fn content(text: &str) -> UseCaseResult<()> {
 pub fn name(what: &str, value: &str) -> UseCaseResult<()> {
     let n = value.chars().count();
     let ok = (1..=MAX_NAME_CHARS).contains(&n)
-        && value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         && !value.chars().all(|c| c == '.');
     if ok {
         Ok(())
@@ -52,7 +57,9 @@ pub fn name(what: &str, value: &str) -> UseCaseResult<()> {
 
 /// Parses a memory type name; the error lists the valid ones.
 pub fn memory_type(value: &str) -> UseCaseResult<MemoryType> {
-    value.parse::<MemoryType>().map_err(|e| invalid(e.to_string()))
+    value
+        .parse::<MemoryType>()
+        .map_err(|e| invalid(e.to_string()))
 }
 
 /// Parses a memory id in any printed form (`<uuid>`, `T0:<uuid>`).
@@ -69,11 +76,19 @@ mod tests {
         assert!(content("ok").is_ok());
         assert!(content("line\nline\ttab").is_ok());
         for bad in ["", "   \n\t", "a\0b", "bell\u{7}"] {
-            assert!(matches!(content(bad), Err(UseCaseError::Invalid(_))), "{bad:?}");
+            assert!(
+                matches!(content(bad), Err(UseCaseError::Invalid(_))),
+                "{bad:?}"
+            );
         }
         assert!(content(&"x".repeat(MAX_CONTENT_BYTES)).is_ok());
-        let err = content(&"x".repeat(MAX_CONTENT_BYTES + 1)).unwrap_err().to_string();
-        assert!(err.contains("65537 bytes") && err.contains("64 KiB"), "{err}");
+        let err = content(&"x".repeat(MAX_CONTENT_BYTES + 1))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("65537 bytes") && err.contains("64 KiB"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -81,7 +96,16 @@ mod tests {
         for ok in ["a", "my-project", "v1.2_x", &"a".repeat(64)] {
             assert!(name("wing", ok).is_ok(), "{ok}");
         }
-        for bad in ["", "bad wing", "a/b", "../x", "..", "x;DROP", "é", &"a".repeat(65)] {
+        for bad in [
+            "",
+            "bad wing",
+            "a/b",
+            "../x",
+            "..",
+            "x;DROP",
+            "é",
+            &"a".repeat(65),
+        ] {
             let err = name("wing", bad).unwrap_err().to_string();
             assert!(err.starts_with("wing '"), "{err}");
         }
@@ -90,6 +114,9 @@ mod tests {
     #[test]
     fn type_errors_list_valid_types() {
         let err = memory_type("bogus").unwrap_err().to_string();
-        assert!(err.contains("decision, fact, preference, session_note, debug_log"), "{err}");
+        assert!(
+            err.contains("decision, fact, preference, session_note, debug_log"),
+            "{err}"
+        );
     }
 }

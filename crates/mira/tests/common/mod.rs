@@ -31,7 +31,8 @@ pub fn app(dir: &Path) -> App {
 
 /// An app on a fresh store in `dir` with the deterministic hash embedder.
 pub fn hash_app(dir: &Path) -> App {
-    App::open_with_embedder(config_in(dir), Arc::new(mira_embed::HashEmbedder::new(384))).expect("open app")
+    App::open_with_embedder(config_in(dir), Arc::new(mira_embed::HashEmbedder::new(384)))
+        .expect("open app")
 }
 
 /// The seed's decision example.

@@ -1,0 +1,143 @@
+//! MCP over streamable HTTP (`POST`/`GET`/`DELETE /mcp`), one session per client, all sharing
+//! the same application. Each request runs on its own task and use cases run on the blocking
+//! pool, so a slow call (the first model load, a large store) never holds up the others.
+
+use super::frame::{classify, error_frame, Parsed, MAX_FRAME_BYTES};
+use super::server::MiraServer;
+use anyhow::{Context, Result};
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::Value;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// The path of the MCP endpoint.
+pub const PATH: &str = "/mcp";
+
+/// Serves MCP on `addr` until the process is told to stop.
+pub async fn serve(server: MiraServer, addr: SocketAddr) -> Result<()> {
+    let token = server
+        .app()
+        .config
+        .mcp
+        .http
+        .auth_token
+        .clone()
+        .filter(|t| !t.is_empty());
+    let cancel = CancellationToken::new();
+    let mut config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(cancel.child_token())
+        .with_max_request_body_bytes(MAX_FRAME_BYTES);
+    if !addr.ip().is_loopback() {
+        // Reachable from other hosts: their Host headers name this machine, not localhost.
+        config = config.disable_allowed_hosts();
+        if token.is_none() {
+            tracing::warn!("MCP over HTTP on {addr} is reachable from the network without a token: set mcp.http.auth_token");
+        }
+    }
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let mut router = axum::Router::new()
+        .route_service(PATH, service)
+        .layer(axum::middleware::from_fn(check_frame));
+    if let Some(token) = token {
+        router = router.layer(axum::middleware::from_fn_with_state(
+            Arc::new(format!("Bearer {token}")),
+            require_token,
+        ));
+    }
+    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
+        format!("cannot listen on {addr} (mcp.http.addr / --http): is another server using it?")
+    })?;
+    let local = listener
+        .local_addr()
+        .context("cannot read the listening address")?;
+    // stdout stays unused in every mode; this line is how people (and tests) find the port.
+    eprintln!("mira: MCP over streamable HTTP on http://{local}{PATH}");
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            super::shutdown_signal().await;
+            cancel.cancel();
+        })
+        .await
+        .context("the HTTP server failed")
+}
+
+/// A JSON-RPC error as an HTTP response.
+fn rpc_error(status: StatusCode, frame: String) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], frame).into_response()
+}
+
+/// Answers a malformed POST body with a JSON-RPC error (400) instead of rmcp's bare 415, and
+/// bodies over [`MAX_FRAME_BYTES`] with 413.
+async fn check_frame(request: Request, next: Next) -> Response {
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_FRAME_BYTES).await else {
+        let msg = format!(
+            "Invalid request: the body is over {MAX_FRAME_BYTES} bytes (or could not be read)"
+        );
+        return rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            error_frame(&Value::Null, -32600, msg),
+        );
+    };
+    match classify(&bytes) {
+        Parsed::Message(_) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+        Parsed::Skip => StatusCode::ACCEPTED.into_response(),
+        Parsed::Answer(frame) => rpc_error(StatusCode::BAD_REQUEST, frame),
+    }
+}
+
+/// Requires `Authorization: Bearer <mcp.http.auth_token>`.
+async fn require_token(
+    State(expected): State<Arc<String>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|v| v.as_bytes())
+        .unwrap_or_default();
+    if constant_time_eq(given, expected.as_bytes()) {
+        next.run(request).await
+    } else {
+        (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            "missing or wrong bearer token (mcp.http.auth_token)\n",
+        )
+            .into_response()
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_comparison() {
+        assert!(constant_time_eq(b"Bearer abc", b"Bearer abc"));
+        assert!(!constant_time_eq(b"Bearer abd", b"Bearer abc"));
+        assert!(!constant_time_eq(b"", b"Bearer abc"));
+    }
+}

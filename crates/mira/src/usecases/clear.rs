@@ -1,0 +1,250 @@
+//! The clear and forget use cases: permanent deletion of a scope (everything, a wing, a room)
+//! or of one memory, in one transaction, then removal from the vector index.
+//!
+//! Deleting a memory deletes its verbatim row; its fingerprint, embedding, tags, causal edges
+//! and overlap cache entries cascade, its FTS row goes with the delete trigger, and memories it
+//! superseded become current again. The persisted vector index is reconciled with SQLite at
+//! start, so nothing deleted comes back after a restart.
+//!
+//! Forgetting one memory is its own use case (`mira_forget {id}`) rather than a scope of
+//! `mira_clear_memory`: the reference's clear tool keeps its `mode` interface, a single id needs
+//! no confirmation round trip, and an LLM asked to forget one thing cannot widen it to a room by
+//! a wrong `mode`.
+
+use super::timeline::summary;
+use super::{validate, UseCaseError, UseCaseResult};
+use crate::App;
+use mira_core::memory::MemoryId;
+use mira_store::{DeleteCounts, DeleteScope};
+use serde::Serialize;
+
+/// What a clear covers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ClearScope {
+    /// Every memory (reference `mode: global`).
+    All,
+    /// Every memory of a wing (reference `mode: room` without a room).
+    Wing {
+        /// The wing.
+        wing: String,
+    },
+    /// Every memory of one room of a wing (reference `mode: room` with a room).
+    Room {
+        /// The wing.
+        wing: String,
+        /// The room.
+        room: String,
+    },
+}
+
+fn present(s: Option<&str>) -> Option<&str> {
+    s.map(str::trim).filter(|s| !s.is_empty())
+}
+
+impl ClearScope {
+    /// The scope from the tool's arguments: `mode` `global` (or `all`), `wing` or `room`;
+    /// `wing` is required unless global, `room` is optional with `mode: room` (absent = the
+    /// whole wing). Blank strings count as absent.
+    pub fn from_args(
+        mode: Option<&str>,
+        wing: Option<&str>,
+        room: Option<&str>,
+    ) -> UseCaseResult<ClearScope> {
+        let (wing, room) = (present(wing), present(room));
+        let mode = present(mode).map(str::to_ascii_lowercase);
+        let scope = match (mode.as_deref(), wing, room) {
+            (Some("global" | "all"), None, None) => ClearScope::All,
+            (Some("global" | "all"), _, _) => {
+                return Err(UseCaseError::Invalid(
+                    "mode 'global' clears every wing and takes no wing or room: drop them, or use mode 'room' with a wing"
+                        .into(),
+                ))
+            }
+            (Some("room" | "wing"), None, _) => {
+                return Err(UseCaseError::Invalid("wing is required when mode is 'room' or 'wing'".into()))
+            }
+            (Some("wing"), Some(_), Some(_)) => {
+                return Err(UseCaseError::Invalid(
+                    "mode 'wing' clears a whole wing and takes no room: drop room, or use mode 'room'".into(),
+                ))
+            }
+            (Some("room" | "wing"), Some(w), None) => ClearScope::Wing { wing: w.to_owned() },
+            (Some("room"), Some(w), Some(r)) => ClearScope::Room { wing: w.to_owned(), room: r.to_owned() },
+            _ => {
+                return Err(UseCaseError::Invalid(
+                    "mode is required and must be 'global', 'wing' or 'room' ('room' without a room clears the whole wing)"
+                        .into(),
+                ))
+            }
+        };
+        scope.validated()
+    }
+
+    fn validated(self) -> UseCaseResult<ClearScope> {
+        match &self {
+            ClearScope::All => {}
+            ClearScope::Wing { wing } => validate::name("wing", wing)?,
+            ClearScope::Room { wing, room } => {
+                validate::name("wing", wing)?;
+                validate::name("room", room)?;
+            }
+        }
+        Ok(self)
+    }
+
+    fn store_scope(&self) -> DeleteScope {
+        match self {
+            ClearScope::All => DeleteScope::All,
+            ClearScope::Wing { wing } => DeleteScope::Wing(wing.clone()),
+            ClearScope::Room { wing, room } => DeleteScope::Room {
+                wing: wing.clone(),
+                room: room.clone(),
+            },
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            ClearScope::All => "every wing".into(),
+            ClearScope::Wing { wing } => format!("wing '{wing}' (all rooms)"),
+            ClearScope::Room { wing, room } => format!("wing '{wing}' / room '{room}'"),
+        }
+    }
+}
+
+/// A clear request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClearRequest {
+    /// What to delete.
+    pub scope: ClearScope,
+    /// Must be true (tool `confirm: true`, CLI `--yes`); otherwise nothing is deleted and the
+    /// error says what would be.
+    pub confirm: bool,
+}
+
+/// What a clear or forget deleted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClearOutcome {
+    /// The scope cleared.
+    pub scope: ClearScope,
+    /// Memories deleted.
+    pub memories: u64,
+    /// Causal edges deleted.
+    pub edges: u64,
+    /// Tags deleted.
+    pub tags: u64,
+    /// Overlap cache entries deleted.
+    pub overlap_entries: u64,
+    /// T0 tokens deleted.
+    pub tokens: u64,
+    /// The ids deleted.
+    pub ids: Vec<MemoryId>,
+}
+
+/// What a forget deleted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ForgetOutcome {
+    /// The memory forgotten.
+    pub id: MemoryId,
+    /// Its type.
+    pub memory_type: mira_core::memory::MemoryType,
+    /// Its wing.
+    pub wing: String,
+    /// Its summary.
+    pub summary: String,
+    /// Causal edges deleted with it.
+    pub edges: u64,
+    /// Tags deleted with it.
+    pub tags: u64,
+}
+
+/// Deletes `scope` in one transaction and removes the deleted ids from the vector index.
+fn delete(app: &App, scope: &DeleteScope) -> UseCaseResult<DeleteCounts> {
+    let counts = app.store.delete(scope)?;
+    for id in &counts.ids {
+        app.index.remove(*id);
+    }
+    Ok(counts)
+}
+
+/// Clears a scope permanently. Without `confirm`, deletes nothing and returns
+/// [`UseCaseError::Invalid`] with the counts that would be deleted and how to confirm.
+pub fn clear(app: &App, req: &ClearRequest) -> UseCaseResult<ClearOutcome> {
+    let scope = req.scope.clone().validated()?;
+    let store_scope = scope.store_scope();
+    if !req.confirm {
+        let c = app.store.delete_preview(&store_scope)?;
+        return Err(UseCaseError::Invalid(format!(
+            "clearing {} would permanently delete {} memories ({} causal edges, {} tags); nothing was deleted. \
+             To proceed, repeat the call with confirm: true (CLI: --yes)",
+            scope.describe(),
+            c.ids.len(),
+            c.edges,
+            c.tags
+        )));
+    }
+    let c = delete(app, &store_scope)?;
+    Ok(ClearOutcome {
+        scope,
+        memories: c.ids.len() as u64,
+        edges: c.edges,
+        tags: c.tags,
+        overlap_entries: c.overlap_entries,
+        tokens: c.tokens,
+        ids: c.ids,
+    })
+}
+
+/// Forgets one memory permanently (any printed id form): it never comes back from recall,
+/// timeline, load, lexical search or the index, also after a restart.
+pub fn forget(app: &App, raw_id: &str) -> UseCaseResult<ForgetOutcome> {
+    let id = validate::memory_id(raw_id)?;
+    let not_found = || {
+        UseCaseError::NotFound(format!(
+            "no memory has id {id}: take ids from mira_recall or mira_timeline (it may already be forgotten)"
+        ))
+    };
+    let loaded = app.store.load(id)?.ok_or_else(not_found)?;
+    let c = delete(app, &DeleteScope::Memory(id))?;
+    if c.ids.is_empty() {
+        return Err(not_found());
+    }
+    let m = &loaded.memory;
+    Ok(ForgetOutcome {
+        id,
+        memory_type: m.memory_type,
+        wing: m.wing.clone(),
+        summary: summary(m),
+        edges: c.edges,
+        tags: c.tags,
+    })
+}
+
+/// The text form of a clear: `All memories have been permanently deleted.` or
+/// `Cleared <n> memories in wing '<w>' / room '<r>'.`, then the counts.
+pub fn render_text(o: &ClearOutcome) -> String {
+    let head = match &o.scope {
+        ClearScope::All => "All memories have been permanently deleted.".to_owned(),
+        ClearScope::Wing { wing } => format!(
+            "Cleared {} memories in wing '{wing}' (all rooms).",
+            o.memories
+        ),
+        ClearScope::Room { wing, room } => format!(
+            "Cleared {} memories in wing '{wing}' / room '{room}'.",
+            o.memories
+        ),
+    };
+    format!(
+        "{head}\nDeleted: {} memories, {} causal edges, {} tags, {} overlap cache entries ({} tokens).\n",
+        o.memories, o.edges, o.tags, o.overlap_entries, o.tokens
+    )
+}
+
+/// The text form of a forget.
+pub fn render_forget_text(o: &ForgetOutcome) -> String {
+    format!(
+        "Forgot T0:{} ([{}] {}, wing {}): deleted with its fingerprint, embedding, {} tags and {} causal edges.\n",
+        o.id, o.memory_type, o.summary, o.wing, o.tags, o.edges
+    )
+}

@@ -1,0 +1,53 @@
+//! `mira eval locomo` on one development conversation (a bounded number of questions).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+fn locomo_dir() -> PathBuf {
+    std::env::var_os("MIRA_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")))
+        .join("data/locomo-dev")
+}
+
+#[test]
+fn eval_reports_every_system_and_category() {
+    let dir = locomo_dir();
+    let conv = mira::eval::parse_conversation(&dir.join("30.json")).unwrap();
+    assert!(conv.turns.len() > 300, "{}", conv.turns.len());
+    assert!(conv.turns.windows(2).all(|w| w[0].at <= w[1].at));
+    let model = mira_embed::MiniLm::load(&mira_embed::resolve_model_dir(None)).unwrap();
+    let opts = mira::eval::EvalOptions {
+        path: dir.join("30.json"),
+        budget: 2000,
+        max_questions: Some(40),
+    };
+    let report = mira::eval::run(&mira::Config::default(), Arc::new(model), &opts).unwrap();
+    assert_eq!(report.conversations, 1);
+    assert_eq!(report.turns, conv.turns.len());
+    assert!(report.questions >= 30);
+    for name in ["mira", "bm25", "dense"] {
+        let s = &report.systems[name];
+        let m = &s.overall;
+        for v in [
+            m.recall_at_5,
+            m.recall_at_10,
+            m.session_recall_at_10,
+            m.budget_recall,
+        ] {
+            assert!((0.0..=1.0).contains(&v), "{name}: {v}");
+        }
+        assert!(m.recall_at_5 <= m.recall_at_10 + 1e-9);
+        assert!(m.mean_tokens > 0.0 && m.mean_tokens <= 2000.0);
+        assert!(m.p50_ms <= m.p95_ms);
+    }
+    // The retrievers find evidence far above chance (a random top 10 of ~370 turns finds ~3%).
+    assert!(
+        report.systems["mira"].overall.recall_at_10 > 0.2,
+        "{:?}",
+        report.systems["mira"].overall
+    );
+    let json = serde_json::to_value(&report).unwrap();
+    assert!(json["systems"]["mira"]["by_category"]["1"]["recall@10"].is_number());
+    assert!(json["questions"].is_number() && json["seconds"].is_number());
+}

@@ -1,0 +1,362 @@
+//! The archive use case: thresholds (S13), dry run, explicit age and ids, recall and index
+//! exclusion, un-archive, overlap cache purge.
+
+mod common;
+
+use chrono::{Duration, Utc};
+use common::hash_app;
+use mira::usecases::archive::{
+    archive, render_text, render_unarchive_text, unarchive, ArchiveRequest,
+};
+use mira::usecases::load::load;
+use mira::usecases::recall::{recall, RecallRequest};
+use mira::usecases::store::{store, StoreRequest};
+use mira::usecases::UseCaseError;
+use mira::App;
+use mira_core::memory::MemoryId;
+use mira_core::MemoryType;
+use mira_store::index::SearchFilter;
+use mira_store::Scope;
+
+const NOTE: &str = "We had a long discussion about the roadmap and the hiring plan today.";
+const DEBUG: &str =
+    "Fixed the panic in the HTTP handler: the body was nil because the client closed early.";
+const DECISION: &str = "We decided to use PostgreSQL for the main database.";
+const RECENT: &str = "Today we paired on the onboarding checklist for new contributors.";
+
+fn put(app: &App, content: &str, ty: &str) -> (MemoryId, u32) {
+    let out = store(
+        app,
+        StoreRequest {
+            content: content.into(),
+            wing: "w".into(),
+            memory_type: Some(ty.into()),
+            ..StoreRequest::default()
+        },
+    )
+    .unwrap();
+    (out.id, out.tokens)
+}
+
+/// Moves `created_at` back by `days` with SQL, as S13 does.
+fn backdate(app: &App, id: MemoryId, days: i64) {
+    let ms = (Utc::now() - Duration::days(days)).timestamp_millis();
+    let n = app
+        .store
+        .write(|tx| {
+            Ok(tx.execute(
+                "UPDATE verbatims SET created_at = ?1 WHERE id = ?2",
+                (ms, id.to_string()),
+            )?)
+        })
+        .unwrap();
+    assert_eq!(n, 1);
+}
+
+struct Fixture {
+    note: (MemoryId, u32),
+    debug: (MemoryId, u32),
+    decision: (MemoryId, u32),
+    recent: (MemoryId, u32),
+}
+
+fn fixture(app: &App) -> Fixture {
+    let f = Fixture {
+        note: put(app, NOTE, "session_note"),
+        debug: put(app, DEBUG, "debug_log"),
+        decision: put(app, DECISION, "decision"),
+        recent: put(app, RECENT, "session_note"),
+    };
+    backdate(app, f.note.0, 31);
+    backdate(app, f.debug.0, 8);
+    backdate(app, f.decision.0, 400);
+    f
+}
+
+fn recalled(app: &App, query: &str) -> Vec<MemoryId> {
+    let req = RecallRequest {
+        query: query.into(),
+        wing: Some("w".into()),
+        ..RecallRequest::default()
+    };
+    recall(app, &req)
+        .unwrap()
+        .items
+        .iter()
+        .map(|i| i.id)
+        .collect()
+}
+
+fn indexed(app: &App, id: MemoryId) -> bool {
+    let v = app
+        .store
+        .embeddings_by_ids(&[id])
+        .unwrap()
+        .remove(&id)
+        .unwrap();
+    app.index
+        .search(&v, 100, &SearchFilter::all())
+        .iter()
+        .any(|h| h.id == id)
+}
+
+fn lexical(app: &App, text: &str) -> Vec<MemoryId> {
+    app.store
+        .lexical_search(text, 50, &Scope::default())
+        .unwrap()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect()
+}
+
+fn archived(app: &App, id: MemoryId) -> bool {
+    load(app, &id.to_string()).unwrap().memory.archived
+}
+
+#[test]
+fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = hash_app(dir.path());
+    let f = fixture(&app);
+    assert!(recalled(&app, NOTE).contains(&f.note.0));
+    assert_eq!(app.index.len(), 4);
+
+    // Dry run: reports, changes nothing.
+    let dry = archive(
+        &app,
+        &ArchiveRequest {
+            dry_run: true,
+            ..ArchiveRequest::default()
+        },
+    )
+    .unwrap();
+    assert!(dry.dry_run);
+    assert_eq!(
+        dry.items.iter().map(|i| i.id).collect::<Vec<_>>(),
+        vec![f.note.0, f.debug.0]
+    );
+    let text = render_text(&dry);
+    assert!(text.starts_with("Archive dry run (nothing was changed):\n- Session notes > 30d: 1\n- Debug logs > 7d: 1\n"), "{text}");
+    assert!(
+        text.contains(&format!("Would free: {} tokens", f.note.1 + f.debug.1)),
+        "{text}"
+    );
+    assert!(!archived(&app, f.note.0) && !archived(&app, f.debug.0));
+    assert_eq!(app.index.len(), 4);
+    assert_eq!(app.store.stats().unwrap().archived, 0);
+
+    let out = archive(&app, &ArchiveRequest::default()).unwrap();
+    let text = render_text(&out);
+    let expected = format!(
+        "Archiving complete:\n- Session notes > 30d: 1\n- Debug logs > 7d: 1\nTotal freed: {} tokens\nArchived:\n",
+        f.note.1 + f.debug.1
+    );
+    assert!(text.starts_with(&expected), "{text}");
+    assert!(
+        text.contains(&format!("(ID: T0:{})", f.note.0))
+            && text.contains(&format!("(ID: T0:{})", f.debug.0)),
+        "{text}"
+    );
+    assert_eq!(out.tokens_freed, u64::from(f.note.1 + f.debug.1));
+    assert_eq!(
+        out.rules
+            .iter()
+            .map(|r| (r.memory_type, r.days, r.count))
+            .collect::<Vec<_>>(),
+        vec![
+            (Some(MemoryType::SessionNote), Some(30), 1),
+            (Some(MemoryType::DebugLog), Some(7), 1),
+        ]
+    );
+
+    // Archived: still loadable, out of recall, lexical search and the index.
+    for id in [f.note.0, f.debug.0] {
+        assert!(archived(&app, id));
+        assert!(!indexed(&app, id));
+    }
+    assert!(!archived(&app, f.decision.0) && !archived(&app, f.recent.0));
+    assert!(indexed(&app, f.decision.0));
+    assert_eq!(app.index.len(), 2);
+    assert_eq!(app.store.stats().unwrap().archived, 2);
+    assert!(!recalled(&app, NOTE).contains(&f.note.0));
+    assert!(!recalled(&app, DEBUG).contains(&f.debug.0));
+    assert!(recalled(&app, DECISION).contains(&f.decision.0));
+    assert!(!lexical(&app, "roadmap hiring").contains(&f.note.0));
+
+    // A second run finds nothing; the archive survives a restart (the index stays without them).
+    let again = archive(&app, &ArchiveRequest::default()).unwrap();
+    assert!(render_text(&again).starts_with("Archiving complete:\n- Session notes > 30d: 0\n- Debug logs > 7d: 0\nTotal freed: 0 tokens\n"));
+    drop(app);
+    let app = hash_app(dir.path());
+    assert!(!indexed(&app, f.note.0) && archived(&app, f.note.0));
+    assert_eq!(app.index.len(), 2);
+
+    // Un-archive brings it back to recall and the index.
+    let back = unarchive(&app, &[format!("T0:{}", f.note.0)]).unwrap();
+    assert_eq!(
+        back.restored.iter().map(|i| i.id).collect::<Vec<_>>(),
+        vec![f.note.0]
+    );
+    assert!(render_unarchive_text(&back).starts_with("Unarchived 1 memories:\n"));
+    assert!(!archived(&app, f.note.0) && indexed(&app, f.note.0));
+    assert!(recalled(&app, NOTE).contains(&f.note.0));
+    assert!(lexical(&app, "roadmap hiring").contains(&f.note.0));
+    let twice = unarchive(&app, &[f.note.0.to_string()]).unwrap();
+    assert!(twice.restored.is_empty());
+    assert_eq!(twice.not_archived, vec![f.note.0]);
+    assert!(render_unarchive_text(&twice)
+        .contains(&format!("Not archived (unchanged): T0:{}", f.note.0)));
+}
+
+#[test]
+fn explicit_age_and_ids_replace_the_thresholds() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = hash_app(dir.path());
+    let f = fixture(&app);
+    // 100 days: only the 400-day-old decision, whatever its type.
+    let out = archive(
+        &app,
+        &ArchiveRequest {
+            older_than_days: Some(100),
+            ..ArchiveRequest::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        out.items.iter().map(|i| i.id).collect::<Vec<_>>(),
+        vec![f.decision.0]
+    );
+    assert!(render_text(&out).contains("- All types > 100d: 1\n"));
+    assert!(archived(&app, f.decision.0) && !archived(&app, f.note.0));
+    // By id: the recent note, and the decision again (already archived: reported, unchanged).
+    let req = ArchiveRequest {
+        ids: vec![
+            f.recent.0.to_string(),
+            format!("T0:{}", f.decision.0),
+            f.recent.0.to_string(),
+        ],
+        ..ArchiveRequest::default()
+    };
+    let out = archive(&app, &req).unwrap();
+    assert_eq!(
+        out.items.iter().map(|i| i.id).collect::<Vec<_>>(),
+        vec![f.recent.0]
+    );
+    assert_eq!(out.already_archived, vec![f.decision.0]);
+    let text = render_text(&out);
+    assert!(
+        text.starts_with("Archiving complete:\n- By id: 1\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("Already archived: T0:{}", f.decision.0)),
+        "{text}"
+    );
+    assert!(archived(&app, f.recent.0) && !archived(&app, f.note.0) && !archived(&app, f.debug.0));
+    let json = serde_json::to_value(&out).unwrap();
+    assert_eq!(json["items"][0]["id"], f.recent.0.to_string());
+    assert_eq!(json["rules"][0]["days"], serde_json::Value::Null);
+}
+
+#[test]
+fn bad_requests_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = hash_app(dir.path());
+    let f = fixture(&app);
+    let unknown = ArchiveRequest {
+        ids: vec![f.note.0.to_string(), uuid::Uuid::new_v4().to_string()],
+        ..ArchiveRequest::default()
+    };
+    match archive(&app, &unknown) {
+        Err(UseCaseError::NotFound(msg)) => assert!(
+            msg.contains("mira_timeline") && msg.contains("nothing was changed"),
+            "{msg}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    for days in [0, -5, 36_501] {
+        match archive(
+            &app,
+            &ArchiveRequest {
+                older_than_days: Some(days),
+                ..ArchiveRequest::default()
+            },
+        ) {
+            Err(UseCaseError::Invalid(msg)) => assert!(msg.contains("1 to 36500"), "{msg}"),
+            other => panic!("{days}: {other:?}"),
+        }
+    }
+    assert!(matches!(
+        archive(
+            &app,
+            &ArchiveRequest {
+                ids: vec!["T0:nope".into()],
+                ..ArchiveRequest::default()
+            }
+        ),
+        Err(UseCaseError::Invalid(_))
+    ));
+    assert!(matches!(
+        unarchive(&app, &[]),
+        Err(UseCaseError::Invalid(_))
+    ));
+    assert!(matches!(
+        unarchive(&app, &[uuid::Uuid::new_v4().to_string()]),
+        Err(UseCaseError::NotFound(_))
+    ));
+    assert_eq!(app.store.stats().unwrap().archived, 0);
+    assert_eq!(app.index.len(), 4);
+}
+
+#[test]
+fn configured_thresholds_and_overlap_cache_ttl_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = common::config_in(dir.path());
+    cfg.archive_thresholds.decision = Some(365);
+    cfg.archive_thresholds.session_note = None;
+    cfg.overlap_cache.ttl_days = 10;
+    let app = App::open_with_embedder(cfg, std::sync::Arc::new(mira_embed::HashEmbedder::new(384)))
+        .unwrap();
+    let f = fixture(&app);
+    let now = Utc::now();
+    let old = (now - Duration::days(11)).timestamp_millis();
+    app.store
+        .overlap_put(&[((f.note.0, f.debug.0), 0.5)], old, 1000)
+        .unwrap();
+    app.store
+        .overlap_put(
+            &[((f.note.0, f.recent.0), 0.4)],
+            now.timestamp_millis(),
+            1000,
+        )
+        .unwrap();
+    let dry = archive(
+        &app,
+        &ArchiveRequest {
+            dry_run: true,
+            ..ArchiveRequest::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(dry.overlap_purged, 1);
+    let out = archive(&app, &ArchiveRequest::default()).unwrap();
+    let text = render_text(&out);
+    assert!(
+        text.starts_with("Archiving complete:\n- Decisions > 365d: 1\n- Debug logs > 7d: 1\n"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("Expired overlap cache entries purged: 1\n"),
+        "{text}"
+    );
+    assert_eq!(
+        out.items.iter().map(|i| i.id).collect::<Vec<_>>(),
+        vec![f.decision.0, f.debug.0]
+    );
+    let fresh = app
+        .store
+        .overlap_get(&[(f.note.0, f.recent.0), (f.note.0, f.debug.0)], 0)
+        .unwrap();
+    assert_eq!(fresh.len(), 1);
+    assert!(!archived(&app, f.note.0));
+}

@@ -1,0 +1,161 @@
+//! The lifecycle commands through the real binary: timeline, causal, archive, clear, forget.
+
+mod common;
+
+use assert_cmd::Command;
+use std::path::Path;
+
+fn mira(storage: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("mira").unwrap();
+    cmd.env("MIRA_STORAGE_PATH", storage)
+        .env_remove("MIRA_CONFIG")
+        .env("MIRA_MODEL_DIR", mira_embed::resolve_model_dir(None))
+        .env("MIRA_METRICS_ENABLED", "false")
+        .env("HOME", storage);
+    cmd
+}
+
+fn stdout(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs a command expected to fail with `code`; returns its stderr.
+fn fails(cmd: &mut Command, code: i32) -> String {
+    let out = cmd.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8(out.stderr).unwrap()
+}
+
+fn store(dir: &Path, text: &str, wing: &str, ty: &str) -> String {
+    let out = stdout(mira(dir).args(["store", text, "--wing", wing, "--type", ty, "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    v["id"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn timeline_causal_archive_clear_and_forget() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let a = store(
+        d,
+        "We decided to use PostgreSQL for the main database.",
+        "db",
+        "decision",
+    );
+    let b = store(
+        d,
+        "Following the PostgreSQL decision, we chose pgAdmin for monitoring.",
+        "db",
+        "session_note",
+    );
+    let other = store(d, "The cache TTL is 300 seconds.", "ops", "fact");
+
+    let tl = stdout(mira(d).args(["timeline", "--wing", "db"]));
+    assert!(tl.starts_with("=== TIMELINE: db ===\n\n["), "{tl}");
+    assert!(
+        tl.find(&format!("(ID: T0:{b})")) < tl.find(&format!("(ID: T0:{a})")),
+        "newest first: {tl}"
+    );
+    assert!(!tl.contains(&other));
+    let page: serde_json::Value = serde_json::from_str(&stdout(
+        mira(d).args(["timeline", "--limit", "1", "--order", "oldest", "--json"]),
+    ))
+    .unwrap();
+    assert_eq!(page["items"][0]["id"], a.as_str());
+    let cursor = page["next_cursor"].as_str().unwrap().to_owned();
+    let next = stdout(mira(d).args([
+        "timeline", "--limit", "1", "--order", "oldest", "--cursor", &cursor,
+    ]));
+    assert!(
+        next.contains(&format!("(ID: T0:{b})")) && next.contains("db | "),
+        "{next}"
+    );
+    assert!(fails(mira(d).args(["timeline", "--limit", "0"]), 2).contains("1 to 1000"));
+    assert!(fails(mira(d).args(["timeline", "--since", "last tuesday"]), 2).contains("7d"));
+
+    let chain = stdout(mira(d).args(["causal", &format!("T0:{b}"), "--consequences"]));
+    assert!(
+        chain.starts_with("=== CAUSAL CHAIN (Upstream) ===\n"),
+        "{chain}"
+    );
+    assert!(
+        chain.contains("— triggered ") && chain.contains(&format!("(ID: T0:{a})")),
+        "{chain}"
+    );
+    assert!(
+        chain.contains("=== CONSEQUENCES (Downstream) ==="),
+        "{chain}"
+    );
+    let missing = uuid::Uuid::new_v4();
+    assert!(fails(mira(d).args(["causal", &missing.to_string()]), 3).contains("mira_timeline"));
+    assert!(fails(mira(d).args(["causal", &a, "--max-depth", "11"]), 2).contains("1 to 10"));
+
+    let dry = stdout(mira(d).args(["archive", "--dry-run"]));
+    assert!(dry.starts_with("Archive dry run (nothing was changed):\n- Session notes > 30d: 0\n- Debug logs > 7d: 0\n"), "{dry}");
+    let arch = stdout(mira(d).args(["archive", "--id", &a]));
+    assert!(
+        arch.starts_with("Archiving complete:\n- By id: 1\n"),
+        "{arch}"
+    );
+    assert!(!stdout(mira(d).args(["timeline", "--wing", "db"])).contains(&a));
+    assert!(
+        stdout(mira(d).args(["timeline", "--wing", "db", "--include-archived"]))
+            .contains(&format!("(ID: T0:{a}) [archived]"))
+    );
+    assert!(stdout(mira(d).args(["load", &a])).contains("Archived: yes"));
+    let back = stdout(mira(d).args(["archive", "--restore", &format!("T0:{a}")]));
+    assert!(back.starts_with("Unarchived 1 memories:\n"), "{back}");
+    assert!(fails(mira(d).args(["archive", "--older-than", "0"]), 2).contains("1 to 36500"));
+    assert!(
+        fails(mira(d).args(["archive", "--id", &missing.to_string()]), 3)
+            .contains("nothing was changed")
+    );
+
+    let refused = fails(mira(d).args(["clear", "--wing", "db"]), 2);
+    assert!(
+        refused.contains("would permanently delete 2 memories") && refused.contains("--yes"),
+        "{refused}"
+    );
+    fails(mira(d).arg("clear"), 2);
+    fails(mira(d).args(["clear", "--all", "--wing", "db"]), 2);
+    fails(mira(d).args(["clear", "--room", "decisions"]), 2);
+    let cleared = stdout(mira(d).args(["clear", "--wing", "db", "--room", "decisions", "--yes"]));
+    assert!(
+        cleared.starts_with("Cleared 1 memories in wing 'db' / room 'decisions'.\n"),
+        "{cleared}"
+    );
+    assert!(fails(mira(d).args(["load", &a]), 3).contains("mira_recall"));
+
+    let forgot = stdout(mira(d).args(["forget", &format!("T0:{other}")]));
+    assert!(
+        forgot.starts_with(&format!("Forgot T0:{other} (")),
+        "{forgot}"
+    );
+    fails(mira(d).args(["load", &other]), 3);
+    fails(mira(d).args(["forget", &other]), 3);
+    let recall = stdout(mira(d).args(["recall", "cache TTL seconds", "--json"]));
+    assert!(!recall.contains(&other), "{recall}");
+
+    let all: serde_json::Value =
+        serde_json::from_str(&stdout(mira(d).args(["clear", "--all", "--yes", "--json"]))).unwrap();
+    assert_eq!(all["memories"], 1);
+    assert_eq!(all["ids"][0], b.as_str());
+    let status: serde_json::Value =
+        serde_json::from_str(&stdout(mira(d).args(["status", "--json"]))).unwrap();
+    assert_eq!(status["memories"], 0);
+    assert_eq!(
+        stdout(mira(d).args(["timeline"])),
+        "=== TIMELINE: all wings ===\n\n(no memories)\n"
+    );
+}
