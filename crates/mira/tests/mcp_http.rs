@@ -21,6 +21,7 @@ const CLIENTS: [(&str, &str); 2] = [
 
 #[test]
 fn two_http_clients_share_one_store() {
+    let _serial = serial();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut server = HttpServer::start(dir.path());
     assert!(
@@ -139,6 +140,7 @@ fn two_http_clients_share_one_store() {
 
 #[test]
 fn the_http_transport_can_require_a_token() {
+    let _serial = serial();
     let dir = tempfile::tempdir().expect("tempdir");
     let config = dir.path().join("config.yaml");
     std::fs::write(&config, "mcp:\n  http:\n    auth_token: s3cret\n").expect("write config");

@@ -89,6 +89,7 @@ fn assert_tool_error(result: &Value, parts: &[&str]) {
 
 #[test]
 fn stdio_session_covers_every_tool_and_error() {
+    let _serial = serial();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut c = StdioClient::spawn(dir.path(), &["serve"]);
 
@@ -334,6 +335,7 @@ fn stdio_session_covers_every_tool_and_error() {
 
 #[test]
 fn lifecycle_tools_timeline_causal_archive_forget_clear() {
+    let _serial = serial();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut c = StdioClient::spawn(dir.path(), &["serve"]);
     c.initialize();
@@ -491,6 +493,7 @@ fn lifecycle_tools_timeline_causal_archive_forget_clear() {
 
 #[test]
 fn bare_mira_serves_stdio_with_a_clean_stdout() {
+    let _serial = serial();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut c = StdioClient::spawn(dir.path(), &[]);
     c.send_raw("{not json");
@@ -521,6 +524,7 @@ fn bare_mira_serves_stdio_with_a_clean_stdout() {
 /// `tools/list` answered (median of 5 runs) and start → first `mira_recall` answered.
 #[test]
 fn startup_timings() {
+    let _serial = serial();
     let (mut init, mut list, mut recall) = (vec![], vec![], vec![]);
     for _ in 0..5 {
         let dir = tempfile::tempdir().expect("tempdir");

@@ -19,6 +19,8 @@ use tokio_util::sync::CancellationToken;
 
 /// The path of the MCP endpoint.
 pub const PATH: &str = "/mcp";
+/// How long an idle HTTP session is kept.
+const SESSION_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Serves MCP on `addr` until the process is told to stop.
 pub async fn serve(server: MiraServer, addr: SocketAddr) -> Result<()> {
@@ -41,11 +43,12 @@ pub async fn serve(server: MiraServer, addr: SocketAddr) -> Result<()> {
             tracing::warn!("MCP over HTTP on {addr} is reachable from the network without a token: set mcp.http.auth_token");
         }
     }
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    // An agent may sit idle for a while between tool calls: keep its session for an hour
+    // (rmcp's default is 5 minutes; clients start a new session when theirs has expired).
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(SESSION_IDLE_TIMEOUT);
+    let service =
+        StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
     let mut router = axum::Router::new()
         .route_service(PATH, service)
         .layer(axum::middleware::from_fn(check_frame));

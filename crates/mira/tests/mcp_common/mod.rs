@@ -55,6 +55,13 @@ fn collect_stderr(
     buf
 }
 
+/// Runs the tests of a binary one at a time (each holds the guard), so that their servers do not
+/// compete for the cores and the start-up timings mean something.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// The `initialize` request's params.
 pub fn initialize_params() -> Value {
     json!({
