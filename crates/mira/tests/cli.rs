@@ -3,27 +3,8 @@
 mod common;
 
 use assert_cmd::Command;
-use std::path::Path;
 
-fn mira(storage: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("mira").unwrap();
-    cmd.env("MIRA_STORAGE_PATH", storage)
-        .env_remove("MIRA_CONFIG")
-        .env("MIRA_MODEL_DIR", mira_embed::resolve_model_dir(None))
-        .env("MIRA_METRICS_ENABLED", "false")
-        .env("HOME", storage);
-    cmd
-}
-
-fn stdout(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use common::{mira, stdout};
 
 #[test]
 fn version_and_migrate() {

@@ -37,3 +37,25 @@ pub fn hash_app(dir: &Path) -> App {
 
 /// The seed's decision example.
 pub const SEED: &str = "We decided to migrate to PostgreSQL for v2. Rejected: MySQL (not ACID), MongoDB (not relational). Reason: ACID and team expertise. Approved by CTO. Assigned to Jean.";
+
+/// The real `mira` binary with its storage (and HOME) in `storage` and the installed model.
+pub fn mira(storage: &Path) -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("mira").unwrap();
+    cmd.env("MIRA_STORAGE_PATH", storage)
+        .env_remove("MIRA_CONFIG")
+        .env("MIRA_MODEL_DIR", mira_embed::resolve_model_dir(None))
+        .env("MIRA_METRICS_ENABLED", "false")
+        .env("HOME", storage);
+    cmd
+}
+
+/// Runs `cmd`, asserts success and returns its stdout.
+pub fn stdout(cmd: &mut assert_cmd::Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
