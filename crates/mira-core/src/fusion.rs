@@ -25,6 +25,23 @@ struct Acc {
     last_list: usize,
 }
 
+/// An RRF score as a relevance in (0, 1]: the score over the best score possible with `lists`
+/// lists (rank 1 in every one). Non-finite or negative inputs give 0.
+pub fn rrf_relevance(score: f64, lists: usize, k: f64) -> f32 {
+    let k = if k.is_finite() && k > 0.0 {
+        k
+    } else {
+        DEFAULT_K
+    };
+    let best = lists.max(1) as f64 / (k + 1.0);
+    let r = score / best;
+    if r.is_finite() {
+        r.clamp(0.0, 1.0) as f32
+    } else {
+        0.0
+    }
+}
+
 /// Fuses ranked lists of ids with RRF; returns every id once with its fused score, best first
 /// (ties: more lists, then better best rank, then smaller id).
 pub fn rrf(lists: &[&[MemoryId]], k: f64) -> Vec<(MemoryId, f64)> {
@@ -67,6 +84,17 @@ pub fn rrf(lists: &[&[MemoryId]], k: f64) -> Vec<(MemoryId, f64)> {
 mod tests {
     use super::*;
     use uuid::Uuid;
+
+    #[test]
+    fn rrf_relevance_is_one_for_first_everywhere_and_falls_with_rank() {
+        let k = DEFAULT_K;
+        assert!((rrf_relevance(2.0 / (k + 1.0), 2, k) - 1.0).abs() < 1e-6);
+        assert!((rrf_relevance(1.0 / (k + 1.0), 2, k) - 0.5).abs() < 1e-6);
+        assert!(rrf_relevance(1.0 / (k + 10.0), 2, k) < rrf_relevance(1.0 / (k + 2.0), 2, k));
+        assert_eq!(rrf_relevance(f64::NAN, 2, k), 0.0);
+        assert_eq!(rrf_relevance(-1.0, 2, k), 0.0);
+        assert_eq!(rrf_relevance(9.0, 2, k), 1.0);
+    }
 
     fn ids(n: u128) -> Vec<MemoryId> {
         (1..=n).map(Uuid::from_u128).collect()

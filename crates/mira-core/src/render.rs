@@ -63,18 +63,29 @@ const INSTRUCTIONS: &str = "INSTRUCTIONS:\n\
 
 /// `[<type>|<YYYY-MM-DD>|<wing>] → T0:<uuid>`.
 pub fn header_text(m: &Memory) -> String {
+    format!("{} → T0:{}", header_label(m), m.id)
+}
+
+/// `[<type>|<YYYY-MM-DD>|<wing>]`: the header without its reference.
+fn header_label(m: &Memory) -> String {
     format!(
-        "[{}|{}|{}] → T0:{}",
+        "[{}|{}|{}]",
         m.memory_type.as_str(),
         m.created_at.format("%Y-%m-%d"),
-        single_line(&m.wing),
-        m.id
+        single_line(&m.wing)
     )
 }
 
 /// `[<subjects>|<YYYY-MM-DD>] | <decision> | (rejected: a,b) | reason: x; y | facts: f; g |
 /// @<assignee> | approved: p,q | due:<deadline> | → T0:<uuid>`, each middle part only when present.
 pub fn fingerprint_text(m: &Memory) -> String {
+    let mut parts = fingerprint_parts(m);
+    parts.push(format!("→ T0:{}", m.id));
+    parts.join(" | ")
+}
+
+/// The parts of [`fingerprint_text`] before its reference.
+fn fingerprint_parts(m: &Memory) -> Vec<String> {
     let fp = &m.fingerprint;
     let list = |items: &[String], sep: &str| {
         items
@@ -115,8 +126,7 @@ pub fn fingerprint_text(m: &Memory) -> String {
     if let Some(d) = opt(&fp.deadline) {
         parts.push(format!("due:{d}"));
     }
-    parts.push(format!("→ T0:{}", m.id));
-    parts.join(" | ")
+    parts
 }
 
 fn default_subject(t: MemoryType) -> &'static str {
@@ -228,11 +238,13 @@ fn sanitize_query(query: &str) -> String {
     }
 }
 
-/// The unsanitized body of a memory in `mode` (verbatim: the content without trailing line breaks).
+/// The unsanitized body of a memory in `mode` (verbatim: the content without trailing line
+/// breaks). Header and fingerprint bodies leave out the reference `→ T0:<uuid>`: the section
+/// line already prints the id, and a second copy would cost ~25 tokens per section.
 fn body(mode: RenderMode, m: &Memory) -> String {
     match mode {
-        RenderMode::Header => header_text(m),
-        RenderMode::Fingerprint => fingerprint_text(m),
+        RenderMode::Header => header_label(m),
+        RenderMode::Fingerprint => fingerprint_parts(m).join(" | "),
         RenderMode::Verbatim => m.content.trim_end_matches(['\n', '\r']).to_string(),
     }
 }

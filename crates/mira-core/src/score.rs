@@ -86,6 +86,26 @@ pub fn density(facts: u32, tokens: u32, k: f64, mu: f64) -> f64 {
     }
 }
 
+/// The relevance of a hybrid candidate: `(1 − w)·semantic + w·fused`, where `semantic` is
+/// the cosine relevance and `fused` the RRF relevance ([`crate::fusion::rrf_relevance`]), so
+/// that a candidate both retrievers rank high beats one only the embedding likes. `w` is
+/// clamped to [0, 1]; the result is in [0, 1].
+pub fn hybrid_relevance(semantic: f32, fused: f32, w: f32) -> f32 {
+    let w = if w.is_nan() { 0.0 } else { w.clamp(0.0, 1.0) };
+    ((1.0 - w) * semantic.clamp(0.0, 1.0) + w * fused.clamp(0.0, 1.0)).clamp(0.0, 1.0)
+}
+
+/// Recency with a floor: `floor + (1 − floor)·e^(−λ·age)`, so that an old memory that is very
+/// relevant can still win over a recent one that is barely so (floor clamped to [0, 1]).
+pub fn recency_with_floor(age_days: f64, decay_rate: f64, floor: f64) -> f64 {
+    let floor = if floor.is_nan() {
+        0.0
+    } else {
+        floor.clamp(0.0, 1.0)
+    };
+    floor + (1.0 - floor) * recency(age_days, decay_rate)
+}
+
 /// Recency `e^(−λ·max(age, 0))`, in (0, 1]. A NaN age counts as 0; a negative or NaN rate as 0.
 pub fn recency(age_days: f64, decay_rate: f64) -> f64 {
     let age = if age_days.is_nan() {
@@ -124,7 +144,7 @@ pub fn initial_score(relevance: f32, density: f64, recency: f64) -> f64 {
 
 /// Recency decay rate λ per day for each memory type (config `allocator.decay_rates`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct DecayRates {
     /// λ for decisions.
     pub decision: f64,
@@ -151,8 +171,9 @@ impl Default for DecayRates {
 }
 
 impl DecayRates {
-    /// The configured λ of `t`; like the reference, a rate that is not a positive finite
-    /// number falls back to the type's built-in rate.
+    /// The configured λ of `t`. 0 means no decay (the reference replaced 0 by the built-in
+    /// rate, so a user could not turn decay off); a negative or non-finite rate, which
+    /// configuration validation rejects, falls back to the type's built-in rate.
     pub fn rate(&self, t: MemoryType) -> f64 {
         let r = match t {
             MemoryType::Decision => self.decision,
@@ -161,7 +182,7 @@ impl DecayRates {
             MemoryType::SessionNote => self.session_note,
             MemoryType::DebugLog => self.debug_log,
         };
-        if r.is_finite() && r > 0.0 {
+        if r.is_finite() && r >= 0.0 {
             r
         } else {
             t.default_decay_rate()
@@ -217,17 +238,37 @@ mod tests {
     }
 
     #[test]
-    fn decay_rates_fall_back_to_builtin() {
+    fn decay_rates_zero_means_no_decay_and_invalid_falls_back() {
         let rates = DecayRates {
             fact: 0.0,
             preference: f64::NAN,
+            decision: -1.0,
             ..DecayRates::default()
         };
-        assert_eq!(rates.rate(MemoryType::Fact), 0.005);
+        assert_eq!(rates.rate(MemoryType::Fact), 0.0);
+        assert_eq!(recency(10_000.0, rates.rate(MemoryType::Fact)), 1.0);
+        assert_eq!(rates.rate(MemoryType::Decision), 0.001);
         assert_eq!(rates.rate(MemoryType::Preference), 0.01);
         let parsed: DecayRates = serde_json::from_str(r#"{"debug_log": 0.9}"#).unwrap();
         assert_eq!(parsed.rate(MemoryType::DebugLog), 0.9);
         assert_eq!(parsed.rate(MemoryType::Decision), 0.001);
+    }
+
+    #[test]
+    fn hybrid_relevance_blends_and_stays_in_range() {
+        assert_eq!(hybrid_relevance(0.8, 0.2, 0.0), 0.8);
+        assert_eq!(hybrid_relevance(0.8, 0.2, 1.0), 0.2);
+        assert!((hybrid_relevance(0.8, 0.2, 0.5) - 0.5).abs() < 1e-6);
+        assert_eq!(hybrid_relevance(2.0, 2.0, 0.5), 1.0);
+        assert_eq!(hybrid_relevance(0.4, 0.9, f32::NAN), 0.4);
+    }
+
+    #[test]
+    fn recency_floor_bounds_the_decay() {
+        assert_eq!(recency_with_floor(0.0, 0.1, 0.3), 1.0);
+        assert!((recency_with_floor(1e6, 0.1, 0.3) - 0.3).abs() < 1e-12);
+        assert!(close(recency_with_floor(10.0, 0.1, 0.0), (-1.0f64).exp()));
+        assert!(recency_with_floor(10.0, 0.1, 0.3) > recency_with_floor(20.0, 0.1, 0.3));
     }
 
     #[test]

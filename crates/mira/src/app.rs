@@ -3,6 +3,8 @@
 
 use crate::config::{Config, ConfigSource};
 use anyhow::{Context, Result};
+use mira_core::allocate::ModeCosts;
+use mira_core::memory::{Memory, MemoryId};
 use mira_embed::Embedder;
 use mira_store::index::{IndexEntry, IndexParams, VectorIndexManager};
 use mira_store::Store;
@@ -30,7 +32,11 @@ pub struct App {
     embedder: OnceLock<Arc<dyn Embedder>>,
     factory: EmbedderFactory,
     query_cache: Mutex<lru::LruCache<String, Vec<f32>>>,
+    cost_cache: Mutex<lru::LruCache<MemoryId, ModeCosts>>,
 }
+
+/// Memories whose section costs are kept (a memory's rendering never changes once stored).
+const COST_CACHE_ENTRIES: usize = 20_000;
 
 impl std::fmt::Debug for App {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -90,6 +96,10 @@ impl App {
             .unwrap_or(std::num::NonZeroUsize::MIN);
         Ok(App {
             query_cache: Mutex::new(lru::LruCache::new(cache_size)),
+            cost_cache: Mutex::new(lru::LruCache::new(
+                std::num::NonZeroUsize::new(COST_CACHE_ENTRIES)
+                    .unwrap_or(std::num::NonZeroUsize::MIN),
+            )),
             config,
             config_source,
             store,
@@ -132,9 +142,28 @@ impl App {
             .put(query.to_owned(), vector);
     }
 
+    /// The token cost of each render mode's section for `memory` (cached by id: tokenizing the
+    /// three forms of a long memory takes about a millisecond, and its text never changes).
+    pub fn mode_costs(&self, memory: &Memory) -> ModeCosts {
+        let cached = self
+            .cost_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&memory.id)
+            .copied();
+        cached.unwrap_or_else(|| {
+            let costs = mira_core::render::mode_costs(memory);
+            self.cost_cache
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .put(memory.id, costs);
+            costs
+        })
+    }
+
     /// Adds a just-stored memory to the vector index (SQLite already holds it; a failure here
     /// only delays its dense visibility until the next rebuild or sync).
-    pub fn index_memory(&self, seq: i64, memory: &mira_core::memory::Memory, vector: &[f32]) {
+    pub fn index_memory(&self, seq: i64, memory: &Memory, vector: &[f32]) {
         let entry = IndexEntry {
             key: seq as u64,
             id: memory.id,

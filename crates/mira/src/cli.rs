@@ -216,6 +216,10 @@ pub enum EvalBench {
         /// Ask at most this many questions per conversation.
         #[arg(long, value_name = "N")]
         max_questions: Option<usize>,
+        /// Candidates each retriever returns (dense and BM25; default: the configured
+        /// `allocator.max_candidates` and `recall.fts5_limit`).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(10..=1000))]
+        k: Option<u16>,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -378,6 +382,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     path,
                     budget,
                     max_questions,
+                    k,
                     json,
                 },
         } => {
@@ -395,6 +400,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 path: path.clone(),
                 budget: *budget,
                 max_questions: *max_questions,
+                k: k.map(usize::from),
             };
             let report = crate::eval::run(&config, model, &opts)?;
             if *json {

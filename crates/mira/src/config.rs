@@ -7,7 +7,6 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The whole configuration.
@@ -165,6 +164,10 @@ pub struct AllocatorConfig {
     pub session_boost_max: f64,
     /// Causal penalty α (score × e^(−α·links to the selected set)).
     pub causal_penalty_alpha: f64,
+    /// Lowest recency factor, in [0, 1]: recency = floor + (1 − floor)·e^(−λ·age), so that a
+    /// very relevant old memory is not crushed by a barely relevant recent one (0 = the
+    /// reference's pure decay).
+    pub recency_floor: f64,
     /// Density sigmoid.
     pub density_sigmoid: DensitySigmoid,
 }
@@ -178,37 +181,14 @@ impl Default for AllocatorConfig {
             session_boost_beta: 0.2,
             session_boost_max: 1.2,
             causal_penalty_alpha: 0.15,
+            recency_floor: 0.3,
             density_sigmoid: DensitySigmoid::default(),
         }
     }
 }
 
-/// `decay_rates:` (λ per day).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct DecayRates {
-    /// decision
-    pub decision: f64,
-    /// fact
-    pub fact: f64,
-    /// preference
-    pub preference: f64,
-    /// session_note
-    pub session_note: f64,
-    /// debug_log
-    pub debug_log: f64,
-}
-impl Default for DecayRates {
-    fn default() -> Self {
-        DecayRates {
-            decision: 0.001,
-            fact: 0.005,
-            preference: 0.01,
-            session_note: 0.1,
-            debug_log: 0.5,
-        }
-    }
-}
+/// `decay_rates:` (λ per day; 0 means no decay).
+pub use mira_core::score::DecayRates;
 
 /// `archive_thresholds:` (days; absent types never auto-archive).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -384,6 +364,9 @@ pub struct RecallConfig {
     pub fts5_limit: usize,
     /// RRF constant k.
     pub rrf_k: f64,
+    /// Weight in [0, 1] of the fused (RRF) rank in a hybrid candidate's relevance; the rest
+    /// is its cosine similarity to the query (0 = cosine only, as the reference).
+    pub fusion_weight: f32,
     /// Query expansion.
     pub query_expansion: QueryExpansion,
     /// Near-duplicate clustering.
@@ -403,6 +386,7 @@ impl Default for RecallConfig {
             enable_fts5: true,
             fts5_limit: 100,
             rrf_k: 60.0,
+            fusion_weight: 0.5,
             query_expansion: QueryExpansion::default(),
             search_time_clustering: Clustering::default(),
             reranker: Reranker::default(),
@@ -796,6 +780,11 @@ impl Config {
             "must be >= 0",
         )?;
         check(
+            (0.0..=1.0).contains(&a.recency_floor),
+            "allocator.recency_floor",
+            "must be in [0, 1]",
+        )?;
+        check(
             a.density_sigmoid.k > 0.0,
             "allocator.density_sigmoid.k",
             "must be positive",
@@ -904,6 +893,11 @@ impl Config {
             "must be in 1..=10000",
         )?;
         check(r.rrf_k > 0.0, "recall.rrf_k", "must be positive")?;
+        check(
+            (0.0..=1.0).contains(&r.fusion_weight),
+            "recall.fusion_weight",
+            "must be in [0, 1]",
+        )?;
         check(
             r.query_expansion.num_variants <= 10,
             "recall.query_expansion.num_variants",
@@ -1016,18 +1010,6 @@ impl Config {
             busy_timeout: std::time::Duration::from_millis(s.busy_timeout_ms),
             ..mira_store::SqliteOptions::default()
         }
-    }
-
-    /// The decay rate per memory type name.
-    pub fn decay_rate_map(&self) -> BTreeMap<&'static str, f64> {
-        let d = &self.decay_rates;
-        BTreeMap::from([
-            ("decision", d.decision),
-            ("fact", d.fact),
-            ("preference", d.preference),
-            ("session_note", d.session_note),
-            ("debug_log", d.debug_log),
-        ])
     }
 }
 

@@ -281,6 +281,8 @@ pub struct EvalOptions {
     pub budget: u32,
     /// At most this many questions per conversation (all when None).
     pub max_questions: Option<usize>,
+    /// Candidates per retriever (dense and BM25); the configured limits when None.
+    pub k: Option<usize>,
 }
 
 const SYSTEMS: [(&str, Retrieval); 3] = [
@@ -322,6 +324,10 @@ pub fn run(
         let tmp = tempfile::tempdir().context("cannot create a temporary store")?;
         let mut cfg = base.clone();
         cfg.storage.path = Some(tmp.path().to_path_buf());
+        if let Some(k) = opts.k {
+            cfg.allocator.max_candidates = k;
+            cfg.recall.fts5_limit = k;
+        }
         let app = App::open_with_embedder(cfg, embedder.clone())?;
         let wing = format!(
             "locomo-{}",

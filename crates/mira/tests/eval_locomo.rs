@@ -21,6 +21,7 @@ fn eval_reports_every_system_and_category() {
         path: dir.join("30.json"),
         budget: 2000,
         max_questions: Some(40),
+        k: None,
     };
     let report = mira::eval::run(&mira::Config::default(), Arc::new(model), &opts).unwrap();
     assert_eq!(report.conversations, 1);

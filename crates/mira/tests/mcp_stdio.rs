@@ -492,6 +492,78 @@ fn lifecycle_tools_timeline_causal_archive_forget_clear() {
 }
 
 #[test]
+fn superseded_facts_and_forgotten_memories_through_mcp_and_a_restart() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = StdioClient::spawn(dir.path(), &["serve"]);
+    c.initialize();
+    let old = stored_id(&c.call_tool(
+        "mira_store",
+        json!({"content": "The API rate limit is 100 requests per minute.", "wing": "api"}),
+    ));
+    let new = stored_id(&c.call_tool(
+        "mira_store",
+        json!({"content": "Update: the API rate limit is now 500 requests per minute.", "wing": "api"}),
+    ));
+    let r = c.call_tool(
+        "mira_recall",
+        json!({"query": "what is the API rate limit?", "wing": "api"}),
+    );
+    let body = text(&r).to_owned();
+    let first = body
+        .find(&format!("T0:{new}"))
+        .expect("the update is recalled");
+    if let Some(p) = body.find(&format!("T0:{old}")) {
+        assert!(p > first, "{body}");
+        let old_section = &body[p..];
+        assert!(old_section.contains("HEADER") || !old_section.contains("100 requests"));
+    }
+    assert!(body.contains("500 requests"), "{body}");
+    let loaded = c.call_tool("mira_load", json!({"id": format!("T0:{old}")}));
+    assert!(
+        text(&loaded).contains(&new),
+        "load names the successor: {loaded}"
+    );
+    let t = c.call_tool(
+        "mira_timeline",
+        json!({"wing": "api", "include_superseded": true}),
+    );
+    assert!(text(&t).contains(&old) && text(&t).contains(&new), "{t}");
+
+    let secret = stored_id(&c.call_tool(
+        "mira_store",
+        json!({"content": "The staging password rotation happens every Friday at noon.", "wing": "api"}),
+    ));
+    let f = c.call_tool("mira_forget", json!({"id": secret}));
+    assert!(!is_error(&f), "{f}");
+    let (status, _) = c.close();
+    assert!(status.success());
+
+    // A new process on the same store: the forgotten memory is gone from every tool.
+    let mut c = StdioClient::spawn(dir.path(), &["serve"]);
+    c.initialize();
+    let r = c.call_tool(
+        "mira_recall",
+        json!({"query": "staging password rotation Friday", "wing": "api"}),
+    );
+    assert!(
+        !text(&r).contains(&secret) && !text(&r).contains("every Friday at noon"),
+        "{r}"
+    );
+    assert!(is_error(&c.call_tool("mira_load", json!({"id": secret}))));
+    let t = c.call_tool(
+        "mira_timeline",
+        json!({"wing": "api", "include_superseded": true, "include_archived": true}),
+    );
+    assert!(!text(&t).contains(&secret), "{t}");
+    let chain = c.call_tool("mira_causal_chain", json!({"id": secret}));
+    assert!(!text(&chain).contains("every Friday"), "{chain}");
+    let (status, lines) = c.close();
+    assert!(status.success());
+    lines.iter().for_each(|l| assert_json_rpc(l));
+}
+
+#[test]
 fn bare_mira_serves_stdio_with_a_clean_stdout() {
     let _serial = serial();
     let dir = tempfile::tempdir().expect("tempdir");
