@@ -1,6 +1,7 @@
 //! Domain types and pure algorithms of mira. No I/O, no async.
 //!
-//! Store side: [`classify`], [`fingerprint`], [`entities`], [`causal`], [`tags`], [`tokens`].
+//! Store side: [`classify`], [`fingerprint`], [`entities`], [`causal`], [`tags`], [`tokens`],
+//! [`redact`].
 //! Recall side: [`expand`], [`fusion`], [`cluster`], [`threshold`], [`rerank`], [`score`],
 //! [`allocate`], [`render`].
 
@@ -12,6 +13,7 @@ pub mod causal;
 pub mod classify;
 pub mod entities;
 pub mod fingerprint;
+pub mod redact;
 pub mod tags;
 
 pub mod allocate;

@@ -86,6 +86,14 @@ fn configure(conn: &Connection, opts: &SqliteOptions, path: &Path) -> Result<()>
     Ok(())
 }
 
+/// One IMMEDIATE transaction on `conn` around `f`, committed when `f` returns `Ok`.
+fn write_in<T>(conn: &mut Connection, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let out = f(&tx)?;
+    tx.commit()?;
+    Ok(out)
+}
+
 impl Store {
     /// Opens (creating if needed) the database at `path`, applies pending migrations and returns it.
     pub fn open(path: &Path, opts: &SqliteOptions) -> Result<Store> {
@@ -139,10 +147,16 @@ impl Store {
     /// Runs `f` inside one IMMEDIATE write transaction, committed when `f` returns `Ok`.
     pub fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
         let mut conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let out = f(&tx)?;
-        tx.commit()?;
-        Ok(out)
+        write_in(&mut conn, f).map_err(|e| match e {
+            StoreError::Sqlite(rusqlite::Error::SqliteFailure(ref f, _))
+                if f.code == rusqlite::ErrorCode::ReadOnly =>
+            {
+                StoreError::ReadOnly {
+                    path: self.path.clone(),
+                }
+            }
+            other => other,
+        })
     }
 
     /// Runs `f` with a read connection from the pool (sees every committed write).

@@ -32,6 +32,13 @@ pub enum StoreError {
     /// Stored data could not be decoded.
     #[error("corrupt stored data: {0}")]
     Corrupt(String),
+    /// A write was refused because the database file (or its directory, or the mount) is
+    /// read-only; reads keep working.
+    #[error("the database {path} is read-only (file permissions, an immutable file or a read-only mount): recall, load, timeline and status work, but storing or changing memories needs write access to it")]
+    ReadOnly {
+        /// The database file.
+        path: PathBuf,
+    },
     /// Any other SQLite error.
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),

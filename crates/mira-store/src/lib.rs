@@ -5,15 +5,18 @@
 //! rebuilt from the `embeddings` table.
 
 mod db;
+mod dead_letters;
 mod error;
 mod lifecycle;
 mod migrations;
 mod repo;
 mod search;
+mod transfer;
 
 pub mod index;
 
 pub use db::{SqliteOptions, Store};
+pub use dead_letters::DeadLetter;
 pub use error::StoreError;
 pub use lifecycle::{
     ArchiveMatch, ArchivePlan, ArchiveReport, ArchiveRule, DeleteCounts, DeleteScope, Restored,
@@ -25,6 +28,9 @@ pub use repo::{
     StoreStats,
 };
 pub use search::{fts_query, Scope};
+pub use transfer::{
+    FullMemory, Relation, RestoreMemory, RestoreOutcome, StoredEdge, StoredEmbedding,
+};
 
 /// Result type of this crate.
 pub type Result<T> = std::result::Result<T, StoreError>;
