@@ -69,6 +69,7 @@ pub struct IndexStatus {
 
 /// Collects the status.
 pub fn status(app: &App) -> UseCaseResult<Status> {
+    super::recall::sync_index(app);
     let s = app.store.stats()?;
     let model_dir = app.model_dir();
     Ok(Status {
