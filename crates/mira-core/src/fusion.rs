@@ -25,14 +25,19 @@ struct Acc {
     last_list: usize,
 }
 
-/// An RRF score as a relevance in (0, 1]: the score over the best score possible with `lists`
-/// lists (rank 1 in every one). Non-finite or negative inputs give 0.
-pub fn rrf_relevance(score: f64, lists: usize, k: f64) -> f32 {
-    let k = if k.is_finite() && k > 0.0 {
+/// `k` when it is a positive finite number, else [`DEFAULT_K`].
+fn effective_k(k: f64) -> f64 {
+    if k.is_finite() && k > 0.0 {
         k
     } else {
         DEFAULT_K
-    };
+    }
+}
+
+/// An RRF score as a relevance in (0, 1]: the score over the best score possible with `lists`
+/// lists (rank 1 in every one). Non-finite or negative inputs give 0.
+pub fn rrf_relevance(score: f64, lists: usize, k: f64) -> f32 {
+    let k = effective_k(k);
     let best = lists.max(1) as f64 / (k + 1.0);
     let r = score / best;
     if r.is_finite() {
@@ -45,11 +50,7 @@ pub fn rrf_relevance(score: f64, lists: usize, k: f64) -> f32 {
 /// Fuses ranked lists of ids with RRF; returns every id once with its fused score, best first
 /// (ties: more lists, then better best rank, then smaller id).
 pub fn rrf(lists: &[&[MemoryId]], k: f64) -> Vec<(MemoryId, f64)> {
-    let k = if k.is_finite() && k > 0.0 {
-        k
-    } else {
-        DEFAULT_K
-    };
+    let k = effective_k(k);
     let mut acc: HashMap<MemoryId, Acc> = HashMap::new();
     for (list_no, list) in lists.iter().enumerate() {
         for (pos, id) in list.iter().enumerate() {

@@ -29,7 +29,7 @@ pub use repo::{
 };
 pub use search::{fts_query, Scope};
 pub use transfer::{
-    FullMemory, Relation, RestoreMemory, RestoreOutcome, StoredEdge, StoredEmbedding,
+    FullMemory, MemoryRecord, Relation, RestoreMemory, RestoreOutcome, StoredEdge, StoredEmbedding,
 };
 
 /// Result type of this crate.

@@ -14,11 +14,18 @@ pub struct Migration {
 }
 
 /// Every migration of the schema, in order.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "initial",
-    sql: include_str!("../migrations/001_initial.sql"),
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "initial",
+        sql: include_str!("../migrations/001_initial.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "fts_dates",
+        sql: include_str!("../migrations/002_fts_dates.sql"),
+    },
+];
 
 /// The schema version this build writes.
 pub const LATEST_VERSION: i64 = MIGRATIONS[MIGRATIONS.len() - 1].version;

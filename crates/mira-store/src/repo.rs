@@ -1,6 +1,7 @@
 //! The memory repository: writing a memory with everything derived from it in one transaction,
 //! and the queries the use cases need.
 
+use crate::transfer::{MemoryRecord, StoredEmbedding};
 use crate::{Result, Store, StoreError};
 use mira_core::fingerprint::Fingerprint;
 use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
@@ -361,46 +362,31 @@ impl Store {
 
 fn insert_one(tx: &Connection, new: &NewMemory) -> Result<i64> {
     let m = &new.memory;
+    let record = MemoryRecord {
+        id: m.id,
+        wing: m.wing.clone(),
+        room: m.room.clone(),
+        memory_type: m.memory_type,
+        content: m.content.clone(),
+        content_hash: new.content_hash.clone(),
+        token_count: m.token_count,
+        created_at: m.created_at.timestamp_millis(),
+        stored_at: new.stored_at,
+        session_id: m.session_id.clone(),
+        metadata: new.metadata.clone(),
+        archived_at: m.archived.then_some(new.stored_at),
+        fingerprint: m.fingerprint.to_json(),
+        fact_count: m.fingerprint.fact_count(),
+        fingerprint_tokens: new.fingerprint_tokens,
+        tags: new.tags.clone(),
+    };
+    let embedding = StoredEmbedding {
+        model: new.model.clone(),
+        vector: new.embedding.clone(),
+    };
+    let superseded_by = m.superseded_by.map(|s| s.to_string());
+    let seq = insert_record(tx, &record, superseded_by.as_deref(), &embedding)?;
     let id = m.id.to_string();
-    tx.prepare_cached(
-        "INSERT INTO verbatims (id, wing, room, memory_type, content, content_hash, token_count,
-                                created_at, stored_at, session_id, metadata, archived_at, superseded_by)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-    )?
-    .execute(params![
-        id,
-        m.wing,
-        m.room,
-        m.memory_type.as_str(),
-        m.content,
-        new.content_hash,
-        m.token_count,
-        m.created_at.timestamp_millis(),
-        new.stored_at,
-        m.session_id,
-        new.metadata,
-        m.archived.then_some(new.stored_at),
-        m.superseded_by.map(|s| s.to_string()),
-    ])?;
-    let seq = tx.last_insert_rowid();
-    tx.prepare_cached(
-        "INSERT INTO fingerprints (memory_id, data, fact_count, token_count) VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![id, m.fingerprint.to_json(), m.fingerprint.fact_count(), new.fingerprint_tokens])?;
-    tx.prepare_cached(
-        "INSERT INTO embeddings (memory_id, model, dim, vector) VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![
-        id,
-        new.model,
-        new.embedding.len() as i64,
-        encode_vector(&new.embedding)
-    ])?;
-    let mut tag_stmt =
-        tx.prepare_cached("INSERT OR IGNORE INTO tags (memory_id, tag, kind) VALUES (?1, ?2, ?3)")?;
-    for t in &new.tags {
-        tag_stmt.execute(params![id, t.tag, t.kind])?;
-    }
     let mut edge_stmt = tx.prepare_cached(
         "INSERT OR IGNORE INTO causal_edges (from_id, to_id, relation, confidence, detected_at)
          VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -418,6 +404,57 @@ fn insert_one(tx: &Connection, new: &NewMemory) -> Result<i64> {
         tx.prepare_cached("UPDATE verbatims SET superseded_by = ?1 WHERE id = ?2 AND id <> ?1")?;
     for old in &new.supersedes {
         sup.execute(params![id, old.to_string()])?;
+    }
+    Ok(seq)
+}
+
+/// Writes the rows of one memory (T0, T1, T2, tags); returns its `seq`. Relations are the
+/// caller's.
+pub(crate) fn insert_record(
+    tx: &Connection,
+    m: &MemoryRecord,
+    superseded_by: Option<&str>,
+    embedding: &StoredEmbedding,
+) -> Result<i64> {
+    let id = m.id.to_string();
+    tx.prepare_cached(
+        "INSERT INTO verbatims (id, wing, room, memory_type, content, content_hash, token_count,
+                                created_at, stored_at, session_id, metadata, archived_at, superseded_by)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )?
+    .execute(params![
+        id,
+        m.wing,
+        m.room,
+        m.memory_type.as_str(),
+        m.content,
+        m.content_hash,
+        m.token_count,
+        m.created_at,
+        m.stored_at,
+        m.session_id,
+        m.metadata,
+        m.archived_at,
+        superseded_by,
+    ])?;
+    let seq = tx.last_insert_rowid();
+    tx.prepare_cached(
+        "INSERT INTO fingerprints (memory_id, data, fact_count, token_count) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![id, m.fingerprint, m.fact_count, m.fingerprint_tokens])?;
+    tx.prepare_cached(
+        "INSERT INTO embeddings (memory_id, model, dim, vector) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![
+        id,
+        embedding.model,
+        embedding.vector.len() as i64,
+        encode_vector(&embedding.vector)
+    ])?;
+    let mut tag_stmt =
+        tx.prepare_cached("INSERT OR IGNORE INTO tags (memory_id, tag, kind) VALUES (?1, ?2, ?3)")?;
+    for t in &m.tags {
+        tag_stmt.execute(params![id, t.tag, t.kind])?;
     }
     Ok(seq)
 }

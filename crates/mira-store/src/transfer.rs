@@ -8,7 +8,7 @@
 //! batch. Relations are only ever added: an existing edge is kept as it is (`INSERT OR IGNORE`)
 //! and an existing `superseded_by` is never overwritten.
 
-use crate::repo::encode_vector;
+use crate::repo::insert_record;
 use crate::{decode_vector, NewTag, Result, Store, StoreError};
 use mira_core::memory::{MemoryId, MemoryType, RelationType};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -35,9 +35,9 @@ pub struct StoredEdge {
     pub detected_at: i64,
 }
 
-/// Every row stored for one memory, as [`Store::export_memories`] reads it.
+/// The rows every memory has (T0 with its metadata, T1, tags), as stored.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FullMemory {
+pub struct MemoryRecord {
     /// The id.
     pub id: MemoryId,
     /// The wing.
@@ -62,18 +62,25 @@ pub struct FullMemory {
     pub metadata: String,
     /// When it was archived (unix ms), if it is.
     pub archived_at: Option<i64>,
-    /// The newer memory that supersedes it, if any.
-    pub superseded_by: Option<MemoryId>,
     /// T1, the canonical fingerprint JSON, as stored.
     pub fingerprint: String,
     /// Facts counted in the fingerprint.
     pub fact_count: u32,
     /// cl100k tokens of the rendered fingerprint.
     pub fingerprint_tokens: u32,
-    /// T2, when it has one (and it was asked for).
-    pub embedding: Option<StoredEmbedding>,
     /// Tags in stored order (the order in which they were extracted).
     pub tags: Vec<NewTag>,
+}
+
+/// Every row stored for one memory, as [`Store::export_memories`] reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FullMemory {
+    /// T0, T1 and tags.
+    pub record: MemoryRecord,
+    /// The newer memory that supersedes it, if any.
+    pub superseded_by: Option<MemoryId>,
+    /// T2, when it has one (and it was asked for).
+    pub embedding: Option<StoredEmbedding>,
     /// Edges whose target is this memory, sorted by (from, relation).
     pub causes: Vec<StoredEdge>,
 }
@@ -82,40 +89,10 @@ pub struct FullMemory {
 /// [`Relation`], because their other end may not be written yet).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RestoreMemory {
-    /// The id (kept).
-    pub id: MemoryId,
-    /// The wing.
-    pub wing: String,
-    /// The room.
-    pub room: String,
-    /// The type.
-    pub memory_type: MemoryType,
-    /// T0.
-    pub content: String,
-    /// SHA-256 (hex) of the trimmed content.
-    pub content_hash: String,
-    /// cl100k tokens of the content.
-    pub token_count: u32,
-    /// Unix ms.
-    pub created_at: i64,
-    /// Unix ms.
-    pub stored_at: i64,
-    /// The session.
-    pub session_id: Option<String>,
-    /// JSON metadata text.
-    pub metadata: String,
-    /// Unix ms, when archived.
-    pub archived_at: Option<i64>,
-    /// Canonical fingerprint JSON.
-    pub fingerprint: String,
-    /// Facts counted in the fingerprint.
-    pub fact_count: u32,
-    /// cl100k tokens of the rendered fingerprint.
-    pub fingerprint_tokens: u32,
+    /// T0, T1 and tags.
+    pub record: MemoryRecord,
     /// T2 (required: callers embed first when the source had none).
     pub embedding: StoredEmbedding,
-    /// Tags, inserted in this order.
-    pub tags: Vec<NewTag>,
 }
 
 /// A relation between two memories, applied only once both exist.
@@ -211,74 +188,33 @@ fn read_full(conn: &Connection, row: &rusqlite::Row<'_>, embeddings: bool) -> Re
             detected_at,
         });
     }
+    let record =
+        MemoryRecord {
+            id: parse_id(&id)?,
+            wing: row.get(1)?,
+            room: row.get(2)?,
+            memory_type: memory_type.parse().map_err(
+                |e: mira_core::memory::UnknownMemoryType| StoreError::Corrupt(e.to_string()),
+            )?,
+            content: row.get(4)?,
+            content_hash: row.get(5)?,
+            token_count: row.get(6)?,
+            created_at: row.get(7)?,
+            stored_at: row.get(8)?,
+            session_id: row.get(9)?,
+            metadata: row.get(10)?,
+            archived_at: row.get(11)?,
+            fingerprint: row.get(13)?,
+            fact_count: row.get(14)?,
+            fingerprint_tokens: row.get(15)?,
+            tags,
+        };
     Ok(FullMemory {
-        id: parse_id(&id)?,
-        wing: row.get(1)?,
-        room: row.get(2)?,
-        memory_type: memory_type
-            .parse()
-            .map_err(|e: mira_core::memory::UnknownMemoryType| {
-                StoreError::Corrupt(e.to_string())
-            })?,
-        content: row.get(4)?,
-        content_hash: row.get(5)?,
-        token_count: row.get(6)?,
-        created_at: row.get(7)?,
-        stored_at: row.get(8)?,
-        session_id: row.get(9)?,
-        metadata: row.get(10)?,
-        archived_at: row.get(11)?,
+        record,
         superseded_by: superseded.map(|s| parse_id(&s)).transpose()?,
-        fingerprint: row.get(13)?,
-        fact_count: row.get(14)?,
-        fingerprint_tokens: row.get(15)?,
         embedding,
-        tags,
         causes,
     })
-}
-
-fn insert_restored(tx: &Connection, m: &RestoreMemory) -> Result<i64> {
-    let id = m.id.to_string();
-    tx.prepare_cached(
-        "INSERT INTO verbatims (id, wing, room, memory_type, content, content_hash, token_count,
-                                created_at, stored_at, session_id, metadata, archived_at, superseded_by)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, NULL)",
-    )?
-    .execute(params![
-        id,
-        m.wing,
-        m.room,
-        m.memory_type.as_str(),
-        m.content,
-        m.content_hash,
-        m.token_count,
-        m.created_at,
-        m.stored_at,
-        m.session_id,
-        m.metadata,
-        m.archived_at,
-    ])?;
-    let seq = tx.last_insert_rowid();
-    tx.prepare_cached(
-        "INSERT INTO fingerprints (memory_id, data, fact_count, token_count) VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![id, m.fingerprint, m.fact_count, m.fingerprint_tokens])?;
-    tx.prepare_cached(
-        "INSERT INTO embeddings (memory_id, model, dim, vector) VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![
-        id,
-        m.embedding.model,
-        m.embedding.vector.len() as i64,
-        encode_vector(&m.embedding.vector)
-    ])?;
-    let mut tag_stmt =
-        tx.prepare_cached("INSERT OR IGNORE INTO tags (memory_id, tag, kind) VALUES (?1, ?2, ?3)")?;
-    for t in &m.tags {
-        tag_stmt.execute(params![id, t.tag, t.kind])?;
-    }
-    Ok(seq)
 }
 
 fn apply_relation(tx: &Connection, r: &Relation) -> Result<bool> {
@@ -358,7 +294,7 @@ impl Store {
         self.write(|tx| {
             let seqs = memories
                 .iter()
-                .map(|m| insert_restored(tx, m))
+                .map(|m| insert_record(tx, &m.record, None, &m.embedding))
                 .collect::<Result<Vec<_>>>()?;
             let resolved = relations
                 .iter()
@@ -376,35 +312,37 @@ mod tests {
 
     fn memory(id: MemoryId, created_at: i64, content: &str) -> RestoreMemory {
         RestoreMemory {
-            id,
-            wing: "w".into(),
-            room: "facts".into(),
-            memory_type: MemoryType::Fact,
-            content: content.into(),
-            content_hash: format!("hash-{content}"),
-            token_count: 3,
-            created_at,
-            stored_at: created_at + 5,
-            session_id: Some("s".into()),
-            metadata: "{}".into(),
-            archived_at: None,
-            fingerprint: r#"{"type":"fact","subjects":["x"],"entities":[]}"#.into(),
-            fact_count: 0,
-            fingerprint_tokens: 4,
+            record: MemoryRecord {
+                id,
+                wing: "w".into(),
+                room: "facts".into(),
+                memory_type: MemoryType::Fact,
+                content: content.into(),
+                content_hash: format!("hash-{content}"),
+                token_count: 3,
+                created_at,
+                stored_at: created_at + 5,
+                session_id: Some("s".into()),
+                metadata: "{}".into(),
+                archived_at: None,
+                fingerprint: r#"{"type":"fact","subjects":["x"],"entities":[]}"#.into(),
+                fact_count: 0,
+                fingerprint_tokens: 4,
+                tags: vec![
+                    NewTag {
+                        tag: "zeta".into(),
+                        kind: "keyword".into(),
+                    },
+                    NewTag {
+                        tag: "alpha".into(),
+                        kind: "entity".into(),
+                    },
+                ],
+            },
             embedding: StoredEmbedding {
                 model: "m".into(),
                 vector: vec![0.6, 0.8, f32::from_bits(0x3f80_0001)],
             },
-            tags: vec![
-                NewTag {
-                    tag: "zeta".into(),
-                    kind: "keyword".into(),
-                },
-                NewTag {
-                    tag: "alpha".into(),
-                    kind: "entity".into(),
-                },
-            ],
         }
     }
 
@@ -445,15 +383,22 @@ mod tests {
         assert_eq!(out.resolved, vec![true, true]);
         let rows = all(&store, true);
         assert_eq!(rows.len(), 2);
-        assert_eq!((rows[0].id, rows[1].id), (a, b), "ordered by created_at");
+        assert_eq!(
+            (rows[0].record.id, rows[1].record.id),
+            (a, b),
+            "ordered by created_at"
+        );
         assert_eq!(rows[0].superseded_by, Some(b));
         assert_eq!(rows[1].causes.len(), 1);
         assert_eq!(rows[1].causes[0].confidence, 0.1 + 0.2);
         assert_eq!(rows[1].causes[0].detected_at, 42);
-        assert_eq!(rows[0].tags[0].tag, "zeta", "tags keep their stored order");
+        assert_eq!(
+            rows[0].record.tags[0].tag, "zeta",
+            "tags keep their stored order"
+        );
         let v = &rows[0].embedding.as_ref().unwrap().vector;
         assert_eq!(v[2].to_bits(), 0x3f80_0001, "vectors are bit-exact");
-        assert_eq!(rows[0].stored_at, 105);
+        assert_eq!(rows[0].record.stored_at, 105);
         assert!(all(&store, false).iter().all(|m| m.embedding.is_none()));
         assert!(store.contains(a).unwrap());
         assert!(!store.contains(MemoryId::new_v4()).unwrap());

@@ -163,16 +163,16 @@ impl App {
 
     /// Adds a just-stored memory to the vector index (SQLite already holds it; a failure here
     /// only delays its dense visibility until the next rebuild or sync).
-    pub fn index_memory(&self, seq: i64, memory: &Memory, vector: &[f32]) {
+    pub fn index_memory(&self, seq: i64, id: MemoryId, wing: &str, room: &str, vector: &[f32]) {
         let entry = IndexEntry {
             key: seq as u64,
-            id: memory.id,
-            wing: memory.wing.clone(),
-            room: memory.room.clone(),
+            id,
+            wing: wing.to_owned(),
+            room: room.to_owned(),
             vector: vector.to_vec(),
         };
         if let Err(e) = self.index.insert(entry) {
-            tracing::warn!("memory {} not added to the vector index: {e}", memory.id);
+            tracing::warn!("memory {id} not added to the vector index: {e}");
         }
     }
 

@@ -5,7 +5,7 @@ use crate::usecases::{self, store::StoreRequest, UseCaseError};
 use crate::App;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// mira: long-term memory for LLM agents.
@@ -82,6 +82,33 @@ pub enum Command {
         #[arg(long, value_delimiter = ',', value_name = "WINGS")]
         fallback_wings: Vec<String>,
         /// Print JSON instead of the context block.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write every memory (or one wing's) as JSON lines, oldest first, to standard output.
+    Export {
+        /// Only this wing.
+        #[arg(long)]
+        wing: Option<String>,
+        /// Include the embeddings (base64; an import then needs no model).
+        #[arg(long)]
+        embeddings: bool,
+        /// Write to this file instead of standard output.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Import memories: a `mira export` file (JSON lines; "-" for standard input) or a LoCoMo
+    /// conversation. Bad lines are reported and skipped; exit code 1 when any was.
+    Import {
+        /// The file.
+        file: PathBuf,
+        /// jsonl (a `mira export` file) or locomo (a LoCoMo conversation JSON).
+        #[arg(long, value_enum, default_value_t = ImportFormat::Jsonl)]
+        format: ImportFormat,
+        /// With --format locomo: the wing (default `locomo-<file stem>`).
+        #[arg(long)]
+        wing: Option<String>,
+        /// Print the summary as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -201,6 +228,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// Formats `mira import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImportFormat {
+    /// JSON lines written by `mira export`.
+    Jsonl,
+    /// A LoCoMo conversation (one memory per turn).
+    Locomo,
 }
 
 /// The evaluation benchmarks.
@@ -434,6 +470,17 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 print!("{}", usecases::load::render_text(&loaded));
             }
         }
+        Command::Export {
+            wing,
+            embeddings,
+            output,
+        } => return run_export(&cli, wing.as_deref(), *embeddings, output.as_deref()),
+        Command::Import {
+            file,
+            format,
+            wing,
+            json,
+        } => return run_import(&cli, file, *format, wing.as_deref(), *json),
         Command::Timeline { .. }
         | Command::Causal { .. }
         | Command::Archive { .. }
@@ -566,4 +613,90 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
         }
         _ => anyhow::bail!("not a lifecycle command"),
     }
+}
+
+/// `mira export`: JSON lines to `output` or standard output.
+fn run_export(
+    cli: &Cli,
+    wing: Option<&str>,
+    embeddings: bool,
+    output: Option<&Path>,
+) -> Result<ExitCode> {
+    let app = open(cli)?;
+    let mut out: Box<dyn std::io::Write> = match output {
+        Some(p) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    match use_case(usecases::transfer::export(&app, wing, embeddings, &mut out))? {
+        Ok(n) => eprintln!("Exported {n} memories"),
+        Err(code) => return Ok(code),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mira import`: prints the summary; exit code 1 when a line (or turn) was skipped.
+fn run_import(
+    cli: &Cli,
+    file: &Path,
+    format: ImportFormat,
+    wing: Option<&str>,
+    json: bool,
+) -> Result<ExitCode> {
+    if format == ImportFormat::Jsonl && wing.is_some() {
+        anyhow::bail!("--wing only applies to --format locomo (each JSON line names its wing)");
+    }
+    let app = open(cli)?;
+    let report = match format {
+        ImportFormat::Locomo => usecases::transfer::import_locomo(&app, file, wing),
+        ImportFormat::Jsonl => import_file(&app, file),
+    };
+    let report = match use_case(report)? {
+        Ok(r) => r,
+        Err(code) => return Ok(code),
+    };
+    if json {
+        print_json(&report)?;
+    } else {
+        print!("{}", usecases::transfer::render_report(&report));
+    }
+    Ok(if report.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Imports a JSONL file ("-": standard input), with a progress bar when stderr is a terminal.
+fn import_file(app: &App, file: &Path) -> Result<usecases::transfer::ImportReport, UseCaseError> {
+    use std::io::IsTerminal;
+    let (input, len): (Box<dyn std::io::BufRead>, Option<u64>) = if file.as_os_str() == "-" {
+        (Box::new(std::io::stdin().lock()), None)
+    } else {
+        let f = std::fs::File::open(file)
+            .map_err(|e| UseCaseError::Invalid(format!("cannot open {}: {e}", file.display())))?;
+        let len = f.metadata().ok().map(|m| m.len());
+        (Box::new(std::io::BufReader::new(f)), len)
+    };
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = len.map_or_else(
+            indicatif::ProgressBar::new_spinner,
+            indicatif::ProgressBar::new,
+        );
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let report = usecases::transfer::import_jsonl(app, input, &mut |read| {
+        if let Some(b) = &bar {
+            b.set_position(read);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    report
 }

@@ -173,6 +173,31 @@ pub fn parse_conversation(path: &Path) -> Result<Conversation> {
     })
 }
 
+impl Conversation {
+    /// The wing of the conversation: `locomo-<file stem>` (non-alphanumerics as `-`).
+    pub fn wing(&self) -> String {
+        format!(
+            "locomo-{}",
+            self.name.replace(|c: char| !c.is_ascii_alphanumeric(), "-")
+        )
+    }
+
+    /// One store request per turn: a session note of `wing`, dated, in its session.
+    pub fn store_requests(&self, wing: &str) -> Vec<StoreRequest> {
+        self.turns
+            .iter()
+            .map(|t| StoreRequest {
+                content: t.content.clone(),
+                wing: wing.to_owned(),
+                memory_type: Some("session_note".into()),
+                created_at: Some(t.at),
+                session_id: Some(format!("session-{}", t.session)),
+                ..StoreRequest::default()
+            })
+            .collect()
+    }
+}
+
 /// The metrics of one system over a set of questions.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Metrics {
@@ -329,22 +354,8 @@ pub fn run(
             cfg.recall.fts5_limit = k;
         }
         let app = App::open_with_embedder(cfg, embedder.clone())?;
-        let wing = format!(
-            "locomo-{}",
-            conv.name.replace(|c: char| !c.is_ascii_alphanumeric(), "-")
-        );
-        let reqs = conv
-            .turns
-            .iter()
-            .map(|t| StoreRequest {
-                content: t.content.clone(),
-                wing: wing.clone(),
-                memory_type: Some("session_note".into()),
-                created_at: Some(t.at),
-                session_id: Some(format!("session-{}", t.session)),
-                ..StoreRequest::default()
-            })
-            .collect();
+        let wing = conv.wing();
+        let reqs = conv.store_requests(&wing);
         let mut by_id: HashMap<MemoryId, Vec<&Turn>> = HashMap::new();
         for (t, r) in conv.turns.iter().zip(store_batch(&app, reqs)) {
             let out = r.map_err(|e| anyhow::anyhow!("storing turn {}: {e}", t.dia_id))?;

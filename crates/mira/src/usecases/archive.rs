@@ -241,7 +241,7 @@ pub fn unarchive(app: &App, raw_ids: &[String]) -> UseCaseResult<UnarchiveOutcom
     let restored = app.store.unarchive(&targets)?;
     for r in &restored {
         match &r.embedding {
-            Some(v) => app.index_memory(r.seq, &r.memory, v),
+            Some(v) => app.index_memory(r.seq, r.memory.id, &r.memory.wing, &r.memory.room, v),
             None => tracing::warn!(
                 "memory {} has no embedding: restored to lexical recall only",
                 r.memory.id

@@ -8,6 +8,7 @@ pub mod recall;
 pub mod status;
 pub mod store;
 pub mod timeline;
+pub mod transfer;
 pub mod validate;
 
 /// Error of a use case, split by who must act: the caller (bad input, unknown id) or mira.

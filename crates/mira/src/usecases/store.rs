@@ -6,7 +6,7 @@ use crate::App;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use mira_core::causal::{self, CausalCandidate, CausalParams};
-use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
+use mira_core::memory::{embedding_text, Memory, MemoryId, MemoryType, RelationType};
 use mira_core::{classify, fingerprint, render, tags, tokens};
 use mira_store::{NewEdge, NewMemory, NewTag};
 use serde::Serialize;
@@ -288,11 +288,12 @@ pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
     }
     let embedding = app
         .embedder()?
-        .embed(&p.memory.content)
+        .embed(&embedding_text(&p.memory.content, p.memory.created_at))
         .context("embedding failed")?;
     let (new, outcome) = new_memory(app, p, embedding)?;
     let seq = app.store.insert_memory(&new)?;
-    app.index_memory(seq, &new.memory, &new.embedding);
+    let m = &new.memory;
+    app.index_memory(seq, m.id, &m.wing, &m.room, &new.embedding);
     Ok(outcome)
 }
 
@@ -343,10 +344,11 @@ fn store_chunk(
         }
     }
     let chunk = fresh;
-    let texts: Vec<&str> = chunk
+    let texts: Vec<String> = chunk
         .iter()
-        .map(|(_, p)| p.memory.content.as_str())
+        .map(|(_, p)| embedding_text(&p.memory.content, p.memory.created_at))
         .collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
     let vectors = app
         .embedder()?
         .embed_batch(&texts)
@@ -379,7 +381,8 @@ fn store_chunk(
     }
     let seqs = app.store.insert_memories(&rows)?;
     for (seq, row) in seqs.into_iter().zip(&rows) {
-        app.index_memory(seq, &row.memory, &row.embedding);
+        let m = &row.memory;
+        app.index_memory(seq, m.id, &m.wing, &m.room, &row.embedding);
     }
     for (i, o) in outcomes {
         results[i] = Some(Ok(o));

@@ -1,0 +1,310 @@
+//! Export and import: every memory as one JSON line ([`line`]), restored exactly (ids,
+//! timestamps, archive and supersession state, tags, causal edges), re-embedded in batches when
+//! the file has no embedding (or one from another model); and LoCoMo conversations ingested as
+//! `mira eval` does.
+//!
+//! An import never stops at a bad line: the line is reported with its number and skipped.
+//! Memories already in the store (same id, or same content in the same wing) are skipped as
+//! duplicates, so importing a file twice changes nothing. Relations wait until both of their
+//! memories exist, whatever the order of the lines; those whose other memory is in neither the
+//! file nor the store are dropped and counted.
+
+pub mod line;
+
+use super::store::store_batch;
+use super::{validate, UseCaseError, UseCaseResult};
+use crate::App;
+use anyhow::Context;
+use line::{Line, Parsed};
+use mira_core::memory::{embedding_text, MemoryId};
+use mira_store::{Relation, RestoreMemory, StoredEmbedding};
+use serde::Serialize;
+use std::collections::HashSet;
+use std::io::{BufRead, Write};
+use std::path::Path;
+
+/// Writes every memory (of `wing`, or all) as JSON lines to `out`, oldest first, with the
+/// embeddings when `embeddings` is true. Returns how many were written.
+pub fn export(
+    app: &App,
+    wing: Option<&str>,
+    embeddings: bool,
+    out: &mut dyn Write,
+) -> UseCaseResult<u64> {
+    if let Some(w) = wing {
+        validate::name("wing", w)?;
+    }
+    let mut failure: Option<anyhow::Error> = None;
+    let n = app.store.export_memories(wing, embeddings, |m| {
+        let written = Line::from_full(m)
+            .map_err(anyhow::Error::msg)
+            .and_then(|l| Ok(serde_json::to_string(&l)?))
+            .and_then(|text| Ok(writeln!(out, "{text}")?));
+        written.map_err(|e| {
+            let msg = e.to_string();
+            failure = Some(e);
+            mira_store::StoreError::Corrupt(msg)
+        })
+    });
+    match (n, failure) {
+        (_, Some(e)) => Err(UseCaseError::Internal(e.context("export failed"))),
+        (Err(e), None) => Err(e.into()),
+        (Ok(n), None) => {
+            out.flush().context("export failed")?;
+            Ok(n)
+        }
+    }
+}
+
+/// A line (or turn) that could not be imported.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ImportError {
+    /// Where: `line 7`, or `turn D1:3` for LoCoMo.
+    pub at: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ImportReport {
+    /// Memories written.
+    pub imported: u64,
+    /// Of those, how many were embedded here (no usable embedding in the file).
+    pub embedded: u64,
+    /// Memories already in the store (same id, or same content in the same wing): skipped.
+    pub duplicates: u64,
+    /// Causal edges and supersessions now in the store.
+    pub links: u64,
+    /// Relations dropped because their other memory is in neither the file nor the store.
+    pub dangling_links: u64,
+    /// Lines (or turns) skipped, with the reason.
+    pub errors: Vec<ImportError>,
+}
+
+/// Imports JSON lines from `input`. `progress` is called with the bytes read so far.
+/// Fails only when the store or the model does; bad lines end up in the report.
+pub fn import_jsonl(
+    app: &App,
+    mut input: impl BufRead,
+    progress: &mut dyn FnMut(u64),
+) -> UseCaseResult<ImportReport> {
+    let mut job = Import::new(app);
+    let now = chrono::Utc::now().timestamp_millis();
+    let min_entity = app.config.extraction.min_entity_length;
+    let (mut buf, mut line_no, mut read) = (Vec::new(), 0u64, 0u64);
+    loop {
+        buf.clear();
+        let n = input
+            .read_until(b'\n', &mut buf)
+            .context("cannot read the import file")?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        read += n as u64;
+        let parsed = std::str::from_utf8(&buf)
+            .map_err(|e| {
+                format!(
+                    "not valid UTF-8 (first bad byte at column {})",
+                    e.valid_up_to() + 1
+                )
+            })
+            .and_then(|text| {
+                let text = text.trim();
+                if text.is_empty() {
+                    return Ok(None);
+                }
+                Line::parse(text, now, min_entity).map(Some)
+            });
+        match parsed {
+            Ok(None) => {}
+            Ok(Some(p)) => job.add(p)?,
+            Err(message) => job.report.errors.push(ImportError {
+                at: format!("line {line_no}"),
+                message,
+            }),
+        }
+        progress(read);
+    }
+    job.finish()
+}
+
+/// Imports a LoCoMo conversation file: one session note per turn in `wing` (default
+/// `locomo-<file stem>`), dated from its session, as `mira eval locomo` ingests it.
+pub fn import_locomo(app: &App, path: &Path, wing: Option<&str>) -> UseCaseResult<ImportReport> {
+    let conv = crate::eval::parse_conversation(path)
+        .map_err(|e| UseCaseError::Invalid(format!("{e:#}")))?;
+    let wing = wing.map_or_else(|| conv.wing(), str::to_owned);
+    validate::name("wing", &wing)?;
+    let mut report = ImportReport::default();
+    for (turn, result) in conv
+        .turns
+        .iter()
+        .zip(store_batch(app, conv.store_requests(&wing)))
+    {
+        match result {
+            Ok(o) if o.stored => {
+                report.imported += 1;
+                report.embedded += 1;
+                report.links += o.links.len() as u64;
+            }
+            Ok(_) => report.duplicates += 1,
+            Err(UseCaseError::Internal(e)) => return Err(UseCaseError::Internal(e)),
+            Err(e) => report.errors.push(ImportError {
+                at: format!("turn {}", turn.dia_id),
+                message: e.to_string(),
+            }),
+        }
+    }
+    Ok(report)
+}
+
+/// The state of a JSONL import: the batch being filled and the relations still waiting.
+struct Import<'a> {
+    app: &'a App,
+    batch: Vec<Parsed>,
+    relations: Vec<Relation>,
+    seen_ids: HashSet<MemoryId>,
+    seen_content: HashSet<(String, String)>,
+    report: ImportReport,
+}
+
+impl<'a> Import<'a> {
+    fn new(app: &'a App) -> Self {
+        Import {
+            app,
+            batch: Vec::new(),
+            relations: Vec::new(),
+            seen_ids: HashSet::new(),
+            seen_content: HashSet::new(),
+            report: ImportReport::default(),
+        }
+    }
+
+    fn add(&mut self, p: Parsed) -> UseCaseResult<()> {
+        let r = &p.record;
+        for edge in &p.causes {
+            self.relations.push(Relation::Edge {
+                to: r.id,
+                edge: edge.clone(),
+            });
+        }
+        if let Some(by) = p.superseded_by {
+            self.relations
+                .push(Relation::Supersession { memory: r.id, by });
+        }
+        let content_key = (r.wing.clone(), r.content_hash.clone());
+        let duplicate = self.seen_ids.contains(&r.id)
+            || self.seen_content.contains(&content_key)
+            || self.app.store.contains(r.id)?
+            || self
+                .app
+                .store
+                .find_by_hash(&r.wing, &r.content_hash)?
+                .is_some();
+        if duplicate {
+            self.report.duplicates += 1;
+            return Ok(());
+        }
+        self.seen_ids.insert(r.id);
+        self.seen_content.insert(content_key);
+        self.batch.push(p);
+        if self.batch.len() >= self.app.config.embeddings.batch_size.max(1) {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Embeds what has no usable embedding, writes the batch and the relations whose two
+    /// memories exist, and indexes what is not archived.
+    fn flush(&mut self) -> UseCaseResult<()> {
+        let batch = std::mem::take(&mut self.batch);
+        let model = &self.app.config.embeddings.current_model;
+        let missing: Vec<String> = batch
+            .iter()
+            .filter(|p| p.embedding.as_ref().is_none_or(|e| &e.model != model))
+            .map(|p| {
+                let at = chrono::DateTime::from_timestamp_millis(p.record.created_at);
+                embedding_text(&p.record.content, at.unwrap_or_default())
+            })
+            .collect();
+        let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
+        let mut fresh = if missing.is_empty() {
+            Vec::new()
+        } else {
+            self.app
+                .embedder()?
+                .embed_batch(&missing)
+                .context("embedding failed")?
+        }
+        .into_iter();
+        self.report.embedded += missing.len() as u64;
+        let memories: Vec<RestoreMemory> = batch
+            .into_iter()
+            .map(|p| {
+                let embedding = match p.embedding {
+                    Some(e) if &e.model == model => e,
+                    _ => StoredEmbedding {
+                        model: model.clone(),
+                        vector: fresh.next().unwrap_or_default(),
+                    },
+                };
+                RestoreMemory {
+                    record: p.record,
+                    embedding,
+                }
+            })
+            .collect();
+        let out = self
+            .app
+            .store
+            .restore_batch(&memories, &self.relations)
+            .with_context(|| {
+                format!(
+                    "import stopped after {} memories were written",
+                    self.report.imported
+                )
+            })?;
+        self.report.imported += memories.len() as u64;
+        for (seq, m) in out.seqs.iter().zip(&memories) {
+            if m.record.archived_at.is_none() {
+                let r = &m.record;
+                self.app
+                    .index_memory(*seq, r.id, &r.wing, &r.room, &m.embedding.vector);
+            }
+        }
+        let mut resolved = out.resolved.into_iter();
+        let before = self.relations.len();
+        self.relations.retain(|_| !resolved.next().unwrap_or(false));
+        self.report.links += (before - self.relations.len()) as u64;
+        Ok(())
+    }
+
+    fn finish(mut self) -> UseCaseResult<ImportReport> {
+        self.flush()?;
+        self.report.dangling_links = self.relations.len() as u64;
+        Ok(self.report)
+    }
+}
+
+/// The text summary of an import.
+pub fn render_report(r: &ImportReport) -> String {
+    use std::fmt::Write as _;
+    let mut out = format!(
+        "Imported: {} ({} embedded)\nDuplicates skipped: {}\nLinks restored: {}\n",
+        r.imported, r.embedded, r.duplicates, r.links
+    );
+    if r.dangling_links > 0 {
+        let _ = writeln!(
+            out,
+            "Links dropped: {} (their other memory is in neither the file nor the store)",
+            r.dangling_links
+        );
+    }
+    let _ = writeln!(out, "Errors: {}", r.errors.len());
+    for e in &r.errors {
+        let _ = writeln!(out, "  {}: {}", e.at, e.message);
+    }
+    out
+}
