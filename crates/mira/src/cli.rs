@@ -680,7 +680,9 @@ fn run_soul(cli: &Cli, agent: Option<&str>, json: bool, action: &SoulAction) -> 
     }
     fn json_arg<T: serde::de::DeserializeOwned>(what: &str, raw: &str) -> Result<T, UseCaseError> {
         serde_json::from_str(raw).map_err(|e| {
-            UseCaseError::Invalid(format!("{what} is not valid JSON ({e}): give a JSON object"))
+            UseCaseError::Invalid(format!(
+                "{what} is not valid JSON ({e}): give a JSON object"
+            ))
         })
     }
     match action {
@@ -724,7 +726,9 @@ fn run_soul(cli: &Cli, agent: Option<&str>, json: bool, action: &SoulAction) -> 
             };
             emit(soul::drift(&app, &req), json, render::drift)
         }
-        SoulAction::Swap { from, to } => emit(soul::swap(&app, &agent, from, to), json, render::swap),
+        SoulAction::Swap { from, to } => {
+            emit(soul::swap(&app, &agent, from, to), json, render::swap)
+        }
         SoulAction::Status => emit(soul::status(&app, &agent), json, render::status),
         SoulAction::History { limit } => {
             emit(soul::history(&app, &agent, *limit), json, render::history)

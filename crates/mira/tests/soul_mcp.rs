@@ -92,7 +92,10 @@ fn soul_tools_are_served_only_when_soul_is_enabled() {
     let mut plain = StdioClient::spawn(dir.path(), &["serve"]);
     let info = plain.initialize();
     assert!(
-        !info["instructions"].as_str().unwrap_or("soul_").contains("soul_"),
+        !info["instructions"]
+            .as_str()
+            .unwrap_or("soul_")
+            .contains("soul_"),
         "{info}"
     );
     let mira_tools = names(&tools(&mut plain));
@@ -157,7 +160,10 @@ fn soul_tools_are_served_only_when_soul_is_enabled() {
         assert_eq!(a["destructiveHint"], json!(false), "{name}: {a}");
         assert_eq!(a["openWorldHint"], json!(false), "{name}: {a}");
     }
-    let patch = &all.iter().find(|t| t["name"] == "soul_patch").expect("patch")["inputSchema"];
+    let patch = &all
+        .iter()
+        .find(|t| t["name"] == "soul_patch")
+        .expect("patch")["inputSchema"];
     assert_eq!(patch["properties"]["formality_level"]["maximum"], 1.0);
     assert_eq!(
         patch["properties"]["sentence_structure"]["enum"],
@@ -278,12 +284,12 @@ fn every_soul_tool_over_mcp() {
         .all(|d| d["distance"].as_f64().unwrap_or(1.0) <= threshold));
     assert!(text(&r).contains("Status:     stable"), "{}", text(&r));
     // Between versions by default.
-    let r = ok(&mut c, "soul_drift", json!({"agent_id": "ada", "window": 5}));
-    assert!(
-        text(&r).contains("Versions:   v1 -> v3"),
-        "{}",
-        text(&r)
+    let r = ok(
+        &mut c,
+        "soul_drift",
+        json!({"agent_id": "ada", "window": 5}),
     );
+    assert!(text(&r).contains("Versions:   v1 -> v3"), "{}", text(&r));
     let e = err(
         &mut c,
         "soul_drift",
@@ -303,12 +309,18 @@ fn every_soul_tool_over_mcp() {
         assert!(tokens <= budget, "{budget}: {tokens} tokens\n{prompt}");
         assert!(tokens > 0);
         assert_eq!(r["structuredContent"]["tokens"], tokens);
-        assert!(text(&r).starts_with(&format!("=== SOUL IDENTITY CONTEXT ({tokens} tokens) ===\n\n")));
+        assert!(text(&r).starts_with(&format!(
+            "=== SOUL IDENTITY CONTEXT ({tokens} tokens) ===\n\n"
+        )));
         assert!(text(&r).ends_with("=== END SOUL IDENTITY ===\n"));
     }
     let e = err(&mut c, "soul_recall", json!({"agent_id": "ghost"}));
     assert!(e.contains("no identity found for agent ghost"), "{e}");
-    let e = err(&mut c, "soul_recall", json!({"agent_id": "ada", "budget": 5}));
+    let e = err(
+        &mut c,
+        "soul_recall",
+        json!({"agent_id": "ada", "budget": 5}),
+    );
     assert!(e.contains("from 30 to 100000"), "{e}");
 
     // Model swap: a reinforcement prompt naming the strongest traits.
@@ -347,7 +359,11 @@ fn every_soul_tool_over_mcp() {
         t.contains("Last model swap: model-formal-2 -> claude-next"),
         "{t}"
     );
-    let r = ok(&mut c, "soul_history", json!({"agent_id": "ada", "limit": 2}));
+    let r = ok(
+        &mut c,
+        "soul_history",
+        json!({"agent_id": "ada", "limit": 2}),
+    );
     let versions: Vec<i64> = r["structuredContent"]["versions"]
         .as_array()
         .expect("versions")
@@ -388,8 +404,14 @@ fn every_soul_tool_over_mcp() {
                "traits": [{"name": "meticulous", "intensity": 0.8, "confidence": 0.9}]}),
     );
     let t = text(&r);
-    assert!(t.starts_with("=== SOUL PATCH: ada ===\nNew version:  v6\n"), "{t}");
-    assert!(t.contains("formality_level:") && t.contains("→ 0.90"), "{t}");
+    assert!(
+        t.starts_with("=== SOUL PATCH: ada ===\nNew version:  v6\n"),
+        "{t}"
+    );
+    assert!(
+        t.contains("formality_level:") && t.contains("→ 0.90"),
+        "{t}"
+    );
     assert!(t.contains("Reason:       house style"), "{t}");
     // Invalid patches change nothing.
     let e = err(
@@ -430,7 +452,11 @@ fn every_soul_tool_over_mcp() {
         json!({"agent_id": "ada", "conversation": FORMAL_1, "behavioral_metrics": "{oops"}),
     );
     assert!(e.contains("behavioral_metrics must be valid JSON"), "{e}");
-    let e = err(&mut c, "soul_history", json!({"agent_id": "ada", "limit": "many"}));
+    let e = err(
+        &mut c,
+        "soul_history",
+        json!({"agent_id": "ada", "limit": "many"}),
+    );
     assert!(e.contains("limit 'many' is not a number"), "{e}");
     c.close();
 }
@@ -456,9 +482,8 @@ fn mira_soul_on_the_command_line() {
     assert!(out.starts_with("=== SOUL STATUS: ada ===\n"), "{out}");
     assert!(out.contains("Version:    v1 (1 stored)"), "{out}");
     assert!(out.contains("model: gpt-4"), "{out}");
-    let out = common::stdout(common::mira(&store).args([
-        "soul", "history", "--agent", "ada", "--json",
-    ]));
+    let out =
+        common::stdout(common::mira(&store).args(["soul", "history", "--agent", "ada", "--json"]));
     let h: Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(h["total"], 1);
     let bad = common::mira(&store)

@@ -10,8 +10,8 @@ use super::{UseCaseError, UseCaseResult};
 use crate::config::SoulConfig;
 use crate::App;
 use mira_soul::service::{
-    self, CaptureOutcome, CaptureRequest, DriftOutcome, DriftRequest, EditOutcome,
-    HistoryOutcome, RecallOutcome, RecallRequest, StatusOutcome, SwapOutcome,
+    self, CaptureOutcome, CaptureRequest, DriftOutcome, DriftRequest, EditOutcome, HistoryOutcome,
+    RecallOutcome, RecallRequest, StatusOutcome, SwapOutcome,
 };
 use mira_soul::{Patch, Settings, SoulError};
 use mira_store::StoreError;
@@ -140,5 +140,7 @@ pub fn patch(
     reason: Option<&str>,
 ) -> UseCaseResult<EditOutcome> {
     let s = settings(&app.config.soul);
-    write(app, |c| service::patch(c, &s, agent_id, patch, reason, now()))
+    write(app, |c| {
+        service::patch(c, &s, agent_id, patch, reason, now())
+    })
 }
