@@ -173,12 +173,24 @@ fn soul_tools_are_served_only_when_soul_is_enabled() {
 
     // `soul.enabled: true` in the config file does the same as --with-soul.
     let config = dir.path().join("soul.yaml");
-    std::fs::write(&config, "soul:\n  enabled: true\n").expect("config");
+    std::fs::write(
+        &config,
+        "soul:\n  enabled: true\n  recall:\n    default_budget_tokens: 50\n  drift_detection:\n    threshold: 0.9\n",
+    )
+    .expect("config");
     let mut configured = session(
         dir.path(),
         &["--config", config.to_str().expect("path"), "serve"],
     );
     assert_eq!(names(&tools(&mut configured)), listed);
+    // … and its soul settings apply.
+    capture(&mut configured, "cfg", "m1", FORMAL_1);
+    capture(&mut configured, "cfg", "m2", CASUAL);
+    let r = ok(&mut configured, "soul_recall", json!({"agent_id": "cfg"}));
+    assert_eq!(r["structuredContent"]["budget"], 50);
+    assert!(r["structuredContent"]["tokens"].as_u64().expect("tokens") <= 50);
+    let r = ok(&mut configured, "soul_drift", json!({"agent_id": "cfg"}));
+    assert_eq!(r["structuredContent"]["report"]["threshold"], 0.9);
     configured.close();
 }
 
