@@ -15,6 +15,7 @@ use crate::model::{
     STRUCTURES,
 };
 use crate::SoulError;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 
 /// Evidence given to a level set by an edit.
@@ -22,89 +23,163 @@ pub const EDIT_EVIDENCE: f64 = 2.0;
 /// Confidence of a trait added by an edit without one.
 pub const EDIT_TRAIT_CONFIDENCE: f64 = 0.7;
 
+/// The actions of a trait edit.
+pub const TRAIT_ACTIONS: &[&str] = &["upsert", "add", "remove"];
+
 /// A trait edit.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TraitEdit {
-    /// Trait name.
+    /// Trait name, e.g. "curious" (1 to 64 characters).
     pub name: String,
     /// Category (default `expressive`).
     #[serde(default)]
+    #[schemars(schema_with = "category_schema")]
     pub category: Option<String>,
     /// Intensity in [0, 1] (default 0.7).
     #[serde(default)]
+    #[schemars(with = "f64", range(min = 0.0, max = 1.0))]
     pub intensity: Option<f64>,
     /// Confidence in [0, 1] (default 0.7).
     #[serde(default)]
+    #[schemars(with = "f64", range(min = 0.0, max = 1.0))]
     pub confidence: Option<f64>,
-    /// `upsert` (default) or `remove`.
+    /// `upsert` (default, also `add`) or `remove`.
     #[serde(default)]
+    #[schemars(schema_with = "action_schema")]
     pub action: Option<String>,
 }
 
-/// An explicit edit of an identity: every field is optional.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+/// An explicit edit of an identity: every field is optional; levels are numbers from 0 to 1.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Patch {
-    /// Voice level.
+    /// Voice: how enthusiastic the agent sounds, 0 (flat) to 1 (very).
+    #[serde(default)]
+    #[schemars(with = "f64", range(min = 0.0, max = 1.0))]
     pub enthusiasm_level: Option<f64>,
-    /// Voice level.
+    /// Voice: 0 (very casual) to 1 (highly formal).
+    #[serde(default)]
+    #[schemars(with = "f64", range(min = 0.0, max = 1.0))]
     pub formality_level: Option<f64>,
-    /// Voice level.
+    /// Voice: how often it uses humour, 0 (never) to 1 (constantly).
+    #[serde(default)]
+    #[schemars(with = "f64", range(min = 0.0, max = 1.0))]
     pub humor_level: Option<f64>,
-    /// Voice level.
+    /// Voice: how empathetic and validating, 0 to 1.
+    #[serde(default)]
+    #[schemars(with = "f64", range(min = 0.0, max = 1.0))]
     pub empathy_level: Option<f64>,
-    /// Voice level.
+    /// Voice: how technical its explanations are, 0 (lay) to 1 (expert).
+    #[serde(default)]
+    #[schemars(with = "f64", range(min = 0.0, max = 1.0))]
     pub technical_depth: Option<f64>,
-    /// Voice level.
+    /// Voice: 0 (gentle, indirect) to 1 (blunt, straightforward).
+    #[serde(default)]
+    #[schemars(with = "f64", range(min = 0.0, max = 1.0))]
     pub directness_level: Option<f64>,
-    /// Voice level.
+    /// Voice: 0 (plain words) to 1 (rich vocabulary).
+    #[serde(default)]
+    #[schemars(with = "f64", range(min = 0.0, max = 1.0))]
     pub vocabulary_richness: Option<f64>,
-    /// Voice level.
+    /// Voice: how often it explains with metaphors, 0 to 1.
+    #[serde(default)]
+    #[schemars(with = "f64", range(min = 0.0, max = 1.0))]
     pub metaphor_usage: Option<f64>,
-    /// Emotion level.
+    /// Emotional tone: warmth, 0 (cold) to 1 (very warm).
+    #[serde(default)]
+    #[schemars(with = "f64", range(min = 0.0, max = 1.0))]
     pub warmth: Option<f64>,
-    /// Emotion level (`emotion.enthusiasm`).
+    /// Emotional tone: enthusiasm (`emotion.enthusiasm`), 0 to 1.
+    #[serde(default)]
+    #[schemars(with = "f64", range(min = 0.0, max = 1.0))]
     pub emotion_enthusiasm: Option<f64>,
-    /// Emotion level.
+    /// Emotional tone: playfulness, 0 to 1.
+    #[serde(default)]
+    #[schemars(with = "f64", range(min = 0.0, max = 1.0))]
     pub playfulness: Option<f64>,
-    /// Emotion level.
+    /// Emotional tone: seriousness, 0 to 1.
+    #[serde(default)]
+    #[schemars(with = "f64", range(min = 0.0, max = 1.0))]
     pub seriousness: Option<f64>,
-    /// Emotion level.
+    /// Emotional tone: how encouraging, 0 to 1.
+    #[serde(default)]
+    #[schemars(with = "f64", range(min = 0.0, max = 1.0))]
     pub encouragement_level: Option<f64>,
-    /// Emojis on or off.
+    /// Whether the agent uses emojis.
+    #[serde(default)]
+    #[schemars(with = "bool")]
     pub uses_emojis: Option<bool>,
-    /// Markdown on or off.
+    /// Whether the agent formats answers with Markdown.
+    #[serde(default)]
+    #[schemars(with = "bool")]
     pub uses_markdown: Option<bool>,
-    /// One of [`SENTENCE_STRUCTURES`].
+    /// Sentence structure: concise, elaborate, balanced, punchy or flowing.
+    #[serde(default)]
+    #[schemars(schema_with = "sentence_structure_schema")]
     pub sentence_structure: Option<String>,
-    /// One of [`EXPLANATION_STYLES`].
+    /// Explanation style: analogy, step_by_step, big_picture, example_driven or socratic.
+    #[serde(default)]
+    #[schemars(schema_with = "explanation_style_schema")]
     pub explanation_style: Option<String>,
-    /// One of [`RESPONSE_LENGTHS`].
+    /// Response length: terse, concise, moderate, detailed or exhaustive.
+    #[serde(default)]
+    #[schemars(schema_with = "response_length_schema")]
     pub response_length: Option<String>,
-    /// One of [`STRUCTURES`].
+    /// Structure of answers: freeform, bulleted, numbered, sectioned or mixed.
+    #[serde(default)]
+    #[schemars(schema_with = "structure_schema")]
     pub structure_preference: Option<String>,
-    /// Catch phrases to add.
+    /// Catch phrases to add (each 1 to 200 characters).
     #[serde(default)]
     pub add_catch_phrases: Vec<String>,
     /// Catch phrases to remove.
     #[serde(default)]
     pub remove_catch_phrases: Vec<String>,
-    /// Openings to add.
+    /// Preferred openings to add, e.g. "Good question!".
     #[serde(default)]
     pub add_preferred_openings: Vec<String>,
-    /// Openings to remove (missing from the reference).
+    /// Preferred openings to remove.
     #[serde(default)]
     pub remove_preferred_openings: Vec<String>,
-    /// Closings to add.
+    /// Preferred closings to add, e.g. "Hope this helps.".
     #[serde(default)]
     pub add_preferred_closings: Vec<String>,
-    /// Closings to remove.
+    /// Preferred closings to remove.
     #[serde(default)]
     pub remove_preferred_closings: Vec<String>,
-    /// Trait edits.
+    /// Trait edits: `{name, category, intensity, confidence, action}` each, action `upsert`
+    /// (default) or `remove`.
     #[serde(default)]
     pub traits: Vec<TraitEdit>,
+}
+
+fn one_of(values: &[&str]) -> Schema {
+    json_schema!({ "type": "string", "enum": values })
+}
+
+fn category_schema(_: &mut SchemaGenerator) -> Schema {
+    one_of(CATEGORIES)
+}
+
+fn action_schema(_: &mut SchemaGenerator) -> Schema {
+    one_of(TRAIT_ACTIONS)
+}
+
+fn sentence_structure_schema(_: &mut SchemaGenerator) -> Schema {
+    one_of(SENTENCE_STRUCTURES)
+}
+
+fn explanation_style_schema(_: &mut SchemaGenerator) -> Schema {
+    one_of(EXPLANATION_STYLES)
+}
+
+fn response_length_schema(_: &mut SchemaGenerator) -> Schema {
+    one_of(RESPONSE_LENGTHS)
+}
+
+fn structure_schema(_: &mut SchemaGenerator) -> Schema {
+    one_of(STRUCTURES)
 }
 
 impl Patch {
@@ -232,7 +307,7 @@ impl Patch {
                 }
             }
             one_of("traits: category", &t.category, CATEGORIES)?;
-            one_of("traits: action", &t.action, &["upsert", "add", "remove"])?;
+            one_of("traits: action", &t.action, TRAIT_ACTIONS)?;
         }
         Ok(())
     }

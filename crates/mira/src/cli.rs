@@ -32,6 +32,9 @@ pub enum Command {
         /// mcp.http.addr (127.0.0.1:8765).
         #[arg(long, value_name = "ADDR", num_args = 0..=1)]
         http: Option<Option<String>>,
+        /// Also serve the 8 soul_* identity tools (as soul.enabled: true).
+        #[arg(long)]
+        with_soul: bool,
     },
     /// Apply pending database migrations and print the schema version.
     Migrate,
@@ -228,6 +231,92 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// SOUL, the identity extension: who the agent is (works whether or not soul.enabled).
+    Soul {
+        /// The agent whose identity this is.
+        #[arg(long, global = true)]
+        agent: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long, global = true)]
+        json: bool,
+        /// What to do.
+        #[command(subcommand)]
+        action: SoulAction,
+    },
+}
+
+/// The `mira soul` commands (the soul_* tools).
+#[derive(Debug, Subcommand)]
+pub enum SoulAction {
+    /// Capture identity observations from a conversation file ("-" for standard input).
+    Capture {
+        /// The conversation ("Assistant:" lines are the agent's).
+        #[arg(long, value_name = "FILE")]
+        conversation: PathBuf,
+        /// The model the agent ran on (default unknown).
+        #[arg(long)]
+        model: Option<String>,
+        /// The session it comes from.
+        #[arg(long)]
+        session: Option<String>,
+        /// Behavioural metrics to keep with the version (a JSON object).
+        #[arg(long, value_name = "JSON")]
+        metrics: Option<String>,
+    },
+    /// Print the identity prompt within a token budget.
+    Recall {
+        /// What the agent is about to do.
+        #[arg(long)]
+        context: Option<String>,
+        /// Token budget (30-100000; default soul.recall.default_budget_tokens).
+        #[arg(long, allow_negative_numbers = true)]
+        budget: Option<i64>,
+    },
+    /// Drift between the recent versions, or between two models (--from and --to).
+    Drift {
+        /// Versions (or captures per model) to analyse.
+        #[arg(long, allow_negative_numbers = true)]
+        window: Option<i64>,
+        /// Compare the identity observed under this model …
+        #[arg(long, requires = "to")]
+        from: Option<String>,
+        /// … with the one observed under this model.
+        #[arg(long, requires = "from")]
+        to: Option<String>,
+    },
+    /// Record a model change and print the reinforcement prompt for the new model.
+    Swap {
+        /// The previous model.
+        #[arg(long)]
+        from: String,
+        /// The new model.
+        #[arg(long)]
+        to: String,
+    },
+    /// Show the current identity, its version and drift.
+    Status,
+    /// List the latest versions and what changed at each.
+    History {
+        /// Versions to list (1-1000, default 10).
+        #[arg(long, allow_negative_numbers = true)]
+        limit: Option<i64>,
+    },
+    /// Apply a natural-language directive ("be more concise", "stop using emojis").
+    Update {
+        /// The directive (English or French).
+        directive: String,
+        /// Why (recorded with the version).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Apply an explicit patch: a JSON object of soul_patch's fields, e.g. '{"formality_level": 0.8}'.
+    Patch {
+        /// The patch (JSON object).
+        patch: String,
+        /// Why (recorded with the version).
+        #[arg(long)]
+        reason: Option<String>,
+    },
 }
 
 /// Formats `mira import` reads.
@@ -270,8 +359,10 @@ pub enum IndexAction {
 }
 
 /// `mira serve` and `mira` alone: MCP on the transport chosen by `--http` or `mcp.transport`.
-fn serve(cli: &Cli, http: Option<Option<&str>>) -> Result<ExitCode> {
-    let app = open(cli)?;
+fn serve(cli: &Cli, http: Option<Option<&str>>, with_soul: bool) -> Result<ExitCode> {
+    let (mut config, source) = Config::load(cli.config.as_deref())?;
+    config.soul.enabled |= with_soul;
+    let app = App::open(config, source)?;
     let transport = crate::mcp::transport(&app.config.mcp, http)?;
     crate::mcp::serve(app, transport)?;
     Ok(ExitCode::SUCCESS)
@@ -324,10 +415,17 @@ fn use_case<T>(r: Result<T, UseCaseError>) -> Result<Result<T, ExitCode>> {
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let Some(command) = &cli.command else {
-        return serve(&cli, None);
+        return serve(&cli, None, false);
     };
     match command {
-        Command::Serve { http } => return serve(&cli, http.as_ref().map(Option::as_deref)),
+        Command::Serve { http, with_soul } => {
+            return serve(&cli, http.as_ref().map(Option::as_deref), *with_soul)
+        }
+        Command::Soul {
+            agent,
+            json,
+            action,
+        } => return run_soul(&cli, agent.as_deref(), *json, action),
         Command::Migrate => {
             let app = open(&cli)?;
             println!(
@@ -699,4 +797,85 @@ fn import_file(app: &App, file: &Path) -> Result<usecases::transfer::ImportRepor
         b.finish_and_clear();
     }
     report
+}
+
+/// `mira soul …`: the SOUL use cases (its tables are created on first use).
+fn run_soul(cli: &Cli, agent: Option<&str>, json: bool, action: &SoulAction) -> Result<ExitCode> {
+    use mira_soul::{render, service};
+    use usecases::soul;
+    let Some(agent) = agent.map(str::to_owned) else {
+        eprintln!("error: give the agent whose identity this is: mira soul <command> --agent NAME");
+        return Ok(ExitCode::from(2));
+    };
+    let app = open(cli)?;
+    if let Err(code) = use_case(soul::init(&app))? {
+        return Ok(code);
+    }
+    fn json_arg<T: serde::de::DeserializeOwned>(what: &str, raw: &str) -> Result<T, UseCaseError> {
+        serde_json::from_str(raw).map_err(|e| {
+            UseCaseError::Invalid(format!(
+                "{what} is not valid JSON ({e}): give a JSON object"
+            ))
+        })
+    }
+    match action {
+        SoulAction::Capture {
+            conversation,
+            model,
+            session,
+            metrics,
+        } => {
+            let conversation = read_text(conversation)?;
+            let r = metrics
+                .as_deref()
+                .map(|m| json_arg("--metrics", m))
+                .transpose()
+                .and_then(|behavioral_metrics| {
+                    let req = service::CaptureRequest {
+                        agent_id: agent,
+                        conversation,
+                        model_id: model.clone(),
+                        session_id: session.clone(),
+                        behavioral_metrics,
+                    };
+                    soul::capture(&app, &req)
+                });
+            emit(r, json, render::capture)
+        }
+        SoulAction::Recall { context, budget } => {
+            let req = service::RecallRequest {
+                agent_id: agent,
+                context: context.clone(),
+                budget: *budget,
+            };
+            emit(soul::recall(&app, &req), json, render::recall)
+        }
+        SoulAction::Drift { window, from, to } => {
+            let req = service::DriftRequest {
+                agent_id: agent,
+                window: *window,
+                from_model: from.clone(),
+                to_model: to.clone(),
+            };
+            emit(soul::drift(&app, &req), json, render::drift)
+        }
+        SoulAction::Swap { from, to } => {
+            emit(soul::swap(&app, &agent, from, to), json, render::swap)
+        }
+        SoulAction::Status => emit(soul::status(&app, &agent), json, render::status),
+        SoulAction::History { limit } => {
+            emit(soul::history(&app, &agent, *limit), json, render::history)
+        }
+        SoulAction::Update { directive, reason } => emit(
+            soul::update(&app, &agent, directive, reason.as_deref()),
+            json,
+            render::edit,
+        ),
+        SoulAction::Patch { patch, reason } => emit(
+            json_arg("the patch", patch)
+                .and_then(|p| soul::patch(&app, &agent, &p, reason.as_deref())),
+            json,
+            render::edit,
+        ),
+    }
 }

@@ -8,6 +8,7 @@ mod args;
 mod frame;
 mod http;
 mod server;
+mod soul_tools;
 mod stdio;
 
 pub use server::{MiraServer, INSTRUCTIONS};

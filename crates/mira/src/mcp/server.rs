@@ -69,7 +69,7 @@ impl std::fmt::Debug for MiraServer {
 }
 
 /// Why a tool call failed.
-enum Failure {
+pub(super) enum Failure {
     /// The use case said no.
     UseCase(UseCaseError),
     /// It took longer than `mcp.timeout_seconds`.
@@ -82,30 +82,32 @@ impl From<UseCaseError> for Failure {
     }
 }
 
-fn invalid(msg: impl Into<String>) -> Failure {
+pub(super) fn invalid(msg: impl Into<String>) -> Failure {
     Failure::UseCase(UseCaseError::Invalid(msg.into()))
 }
 
-fn success(text: String, structured: Value) -> CallToolResult {
+pub(super) fn success(text: String, structured: Value) -> CallToolResult {
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(structured);
     result
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> Value {
+pub(super) fn to_json<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
 }
 
 #[tool_router]
 impl MiraServer {
-    /// A server over `app` (the HTTP transport clones it for each session).
+    /// A server over `app` (the HTTP transport clones it for each session), with the soul tools
+    /// when SOUL is enabled.
     pub fn new(app: Arc<App>) -> Self {
         let timeout = Duration::from_secs(app.config.mcp.timeout_seconds.max(1));
+        let tool_router = Self::tool_router() + Self::soul_tools(&app);
         MiraServer {
             app,
             model: Arc::new(tokio::sync::OnceCell::new()),
             timeout,
-            tool_router: Self::tool_router(),
+            tool_router,
         }
     }
 
@@ -146,7 +148,7 @@ impl MiraServer {
     }
 
     /// Runs a use case on the blocking pool within the time limit.
-    async fn run<T, F>(&self, needs_model: bool, f: F) -> Result<T, Failure>
+    pub(super) async fn run<T, F>(&self, needs_model: bool, f: F) -> Result<T, Failure>
     where
         T: Send + 'static,
         F: FnOnce(&App) -> UseCaseResult<T> + Send + 'static,
@@ -169,7 +171,7 @@ impl MiraServer {
     }
 
     /// The answer to a failed call: a tool error the model can act on.
-    fn failure(&self, tool: &str, f: Failure) -> CallToolResult {
+    pub(super) fn failure(&self, tool: &str, f: Failure) -> CallToolResult {
         let msg = match f {
             Failure::UseCase(UseCaseError::Invalid(m) | UseCaseError::NotFound(m)) => m,
             Failure::UseCase(UseCaseError::Internal(e)) => {
@@ -614,7 +616,11 @@ impl ServerHandler for MiraServer {
         let mcp = &self.app.config.mcp;
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(mcp.name.clone(), mcp.version.clone()))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(if self.tool_router.has_route("soul_recall") {
+                format!("{INSTRUCTIONS}\n{}", super::soul_tools::SOUL_INSTRUCTIONS)
+            } else {
+                INSTRUCTIONS.to_owned()
+            })
     }
 
     async fn call_tool(

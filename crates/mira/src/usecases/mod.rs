@@ -5,6 +5,7 @@ pub mod causal;
 pub mod clear;
 pub mod load;
 pub mod recall;
+pub mod soul;
 pub mod status;
 pub mod store;
 pub mod timeline;
