@@ -2,6 +2,8 @@
 //! never waits for the model).
 
 use crate::config::{Config, ConfigSource};
+use crate::ops::{Metrics, TimedEmbedder};
+use crate::webhooks::{Dispatcher, MemoryEvent};
 use anyhow::{Context, Result};
 use mira_core::allocate::ModeCosts;
 use mira_core::memory::{Memory, MemoryId};
@@ -29,6 +31,9 @@ pub struct App {
     pub session_id: String,
     /// When the application started.
     pub started: Instant,
+    /// The Prometheus series (served on `/metrics` when `metrics.enabled`).
+    pub metrics: Arc<Metrics>,
+    webhooks: Option<Dispatcher>,
     embedder: OnceLock<Arc<dyn Embedder>>,
     factory: EmbedderFactory,
     query_cache: Mutex<lru::LruCache<String, Vec<f32>>>,
@@ -92,6 +97,15 @@ impl App {
         };
         let index = VectorIndexManager::open(store.clone(), &dir.join("index"), params)
             .context("cannot open the vector index")?;
+        let metrics = Arc::new(Metrics::new()?);
+        let webhooks = if config.webhooks.enabled {
+            Some(
+                Dispatcher::start(&config.webhooks, store.clone(), metrics.clone())
+                    .context("webhooks")?,
+            )
+        } else {
+            None
+        };
         let cache_size = std::num::NonZeroUsize::new(config.embeddings.cache_size.max(1))
             .unwrap_or(std::num::NonZeroUsize::MIN);
         Ok(App {
@@ -106,6 +120,8 @@ impl App {
             index,
             session_id: uuid::Uuid::new_v4().to_string(),
             started: Instant::now(),
+            metrics,
+            webhooks,
             embedder: OnceLock::new(),
             factory,
         })
@@ -116,7 +132,8 @@ impl App {
         if let Some(e) = self.embedder.get() {
             return Ok(e.clone());
         }
-        let loaded = (self.factory)()?;
+        let loaded: Arc<dyn Embedder> =
+            Arc::new(TimedEmbedder::new((self.factory)()?, self.metrics.clone()));
         Ok(self.embedder.get_or_init(|| loaded).clone())
     }
 
@@ -173,6 +190,16 @@ impl App {
         };
         if let Err(e) = self.index.insert(entry) {
             tracing::warn!("memory {id} not added to the vector index: {e}");
+        }
+    }
+
+    /// Sends webhook events (built by `events` only when webhooks are enabled). Never blocks
+    /// nor fails: what cannot be queued is dead-lettered.
+    pub fn emit(&self, events: impl FnOnce() -> Vec<MemoryEvent>) {
+        if let Some(w) = &self.webhooks {
+            for e in events() {
+                w.emit(&e);
+            }
         }
     }
 

@@ -121,6 +121,12 @@ pub enum Command {
         #[command(subcommand)]
         bench: EvalBench,
     },
+    /// Outgoing webhooks: the dead letters and their replay.
+    Webhooks {
+        /// What to do.
+        #[command(subcommand)]
+        action: WebhooksAction,
+    },
     /// The vector index.
     Index {
         /// What to do with it.
@@ -351,6 +357,29 @@ pub enum EvalBench {
     },
 }
 
+/// Actions on the webhook dead letters.
+#[derive(Debug, Subcommand)]
+pub enum WebhooksAction {
+    /// List the events that could not be delivered, oldest first.
+    DeadLetters {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Deliver dead letters again (removed once delivered).
+    #[command(group(clap::ArgGroup::new("which").required(true).args(["id", "all"])))]
+    Replay {
+        /// The dead letter's id, as listed by `mira webhooks dead-letters`.
+        id: Option<String>,
+        /// Every dead letter.
+        #[arg(long, conflicts_with = "id")]
+        all: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
 /// Actions on the vector index.
 #[derive(Debug, Subcommand)]
 pub enum IndexAction {
@@ -359,11 +388,23 @@ pub enum IndexAction {
 }
 
 /// `mira serve` and `mira` alone: MCP on the transport chosen by `--http` or `mcp.transport`.
+/// The health and metrics server starts first, so that `/health/ready` answers 503 while the
+/// store opens; a port already taken (another mira) only costs the endpoints, not MCP.
 fn serve(cli: &Cli, http: Option<Option<&str>>, with_soul: bool) -> Result<ExitCode> {
     let (mut config, source) = Config::load(cli.config.as_deref())?;
     config.soul.enabled |= with_soul;
-    let app = App::open(config, source)?;
-    let transport = crate::mcp::transport(&app.config.mcp, http)?;
+    let transport = crate::mcp::transport(&config.mcp, http)?;
+    let ops = if config.metrics.enabled {
+        crate::ops::OpsServer::start(&config.metrics)
+            .map_err(|e| tracing::warn!("no health and metrics endpoints: {e:#}"))
+            .ok()
+    } else {
+        None
+    };
+    let app = std::sync::Arc::new(App::open(config, source)?);
+    if let Some(ops) = &ops {
+        ops.attach(app.clone());
+    }
     crate::mcp::serve(app, transport)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -579,6 +620,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             wing,
             json,
         } => return run_import(&cli, file, *format, wing.as_deref(), *json),
+        Command::Webhooks { action } => return webhooks(&cli, action),
         Command::Timeline { .. }
         | Command::Causal { .. }
         | Command::Archive { .. }
@@ -588,6 +630,33 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `mira webhooks …`; a replay that leaves letters undelivered exits 1.
+fn webhooks(cli: &Cli, action: &WebhooksAction) -> Result<ExitCode> {
+    use crate::webhooks::replay;
+    let app = open(cli)?;
+    match action {
+        WebhooksAction::DeadLetters { json } => {
+            emit(replay::list(&app), *json, |l| replay::render_list(l))
+        }
+        WebhooksAction::Replay { id, json, .. } => {
+            let results = match use_case(replay::replay(&app, id.as_deref()))? {
+                Ok(r) => r,
+                Err(code) => return Ok(code),
+            };
+            if *json {
+                print_json(&results)?;
+            } else {
+                print!("{}", replay::render_replay(&results));
+            }
+            Ok(if results.iter().all(|r| r.delivered) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+    }
 }
 
 /// Prints a use case's outcome as JSON or as its text form; invalid input and unknown ids

@@ -591,6 +591,9 @@ pub struct WebhookEndpointDetail {
     /// Include the memory content in payloads.
     #[serde(default)]
     pub include_content: bool,
+    /// Per-request timeout in seconds for this endpoint (default `webhooks.timeout_seconds`).
+    #[serde(default)]
+    pub timeout_seconds: Option<u64>,
 }
 
 /// `webhooks:`.
@@ -605,6 +608,16 @@ pub struct WebhooksConfig {
     pub queue_size: usize,
     /// Per-request timeout in seconds.
     pub timeout_seconds: u64,
+    /// Retries after a failed attempt before the event is dead-lettered.
+    pub max_retries: u32,
+    /// Delay before the first retry (doubled each retry, with jitter), in milliseconds.
+    pub backoff_initial_ms: u64,
+    /// Longest delay between retries, in milliseconds.
+    pub backoff_max_ms: u64,
+    /// Consecutive failed attempts that open an endpoint's circuit breaker.
+    pub circuit_failures: u32,
+    /// How long an open circuit refuses deliveries before one trial, in milliseconds.
+    pub circuit_cooldown_ms: u64,
     /// Endpoints.
     pub endpoints: Vec<WebhookEndpoint>,
 }
@@ -615,6 +628,11 @@ impl Default for WebhooksConfig {
             workers: 3,
             queue_size: 1000,
             timeout_seconds: 30,
+            max_retries: 3,
+            backoff_initial_ms: 500,
+            backoff_max_ms: 30_000,
+            circuit_failures: 5,
+            circuit_cooldown_ms: 30_000,
             endpoints: vec![],
         }
     }
@@ -969,6 +987,26 @@ impl Config {
         check(
             w.timeout_seconds >= 1,
             "webhooks.timeout_seconds",
+            "must be at least 1",
+        )?;
+        check(
+            w.max_retries <= 20,
+            "webhooks.max_retries",
+            "must be in 0..=20",
+        )?;
+        check(
+            w.backoff_initial_ms >= 1 && w.backoff_max_ms >= w.backoff_initial_ms,
+            "webhooks.backoff_initial_ms",
+            "must be at least 1 and at most webhooks.backoff_max_ms",
+        )?;
+        check(
+            w.circuit_failures >= 1,
+            "webhooks.circuit_failures",
+            "must be at least 1",
+        )?;
+        check(
+            w.circuit_cooldown_ms >= 1,
+            "webhooks.circuit_cooldown_ms",
             "must be at least 1",
         )?;
         for (i, e) in w.endpoints.iter().enumerate() {

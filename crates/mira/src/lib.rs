@@ -7,7 +7,9 @@ pub mod config;
 pub mod eval;
 pub mod logging;
 pub mod mcp;
+pub mod ops;
 pub mod usecases;
+pub mod webhooks;
 
 pub use app::App;
 pub use config::Config;

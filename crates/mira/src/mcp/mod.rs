@@ -58,13 +58,12 @@ fn parse_addr(raw: &str) -> Result<SocketAddr> {
 
 /// Serves MCP on `transport` until the client goes away (stdio: end of input) or the process
 /// is interrupted (Ctrl-C, SIGTERM), then saves the vector index.
-pub fn serve(app: App, transport: Transport) -> Result<()> {
+pub fn serve(app: Arc<App>, transport: Transport) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("mira-mcp")
         .build()
         .context("cannot start the async runtime")?;
-    let app = Arc::new(app);
     let result = runtime.block_on(async {
         let server = MiraServer::new(app.clone());
         server.warm_up();

@@ -644,9 +644,15 @@ impl ServerHandler for MiraServer {
                 None,
             ));
         }
-        self.tool_router
+        let (tool, started) = (request.name.clone(), Instant::now());
+        let response = self
+            .tool_router
             .call(ToolCallContext::new(self, request, context))
-            .await
+            .await;
+        let ok = matches!(&response, Ok(CallToolResponse::Complete(r)) if r.is_error != Some(true));
+        let seconds = started.elapsed().as_secs_f64();
+        self.app.metrics.observe_tool(&tool, ok, seconds);
+        response
     }
 }
 

@@ -7,6 +7,7 @@
 
 use super::timeline::{rfc3339, summary};
 use super::{validate, UseCaseError, UseCaseResult};
+use crate::webhooks::{EventKind, MemoryEvent};
 use crate::App;
 use chrono::{DateTime, Duration, Utc};
 use mira_core::memory::{Memory, MemoryId, MemoryType};
@@ -181,6 +182,13 @@ pub fn archive(app: &App, req: &ArchiveRequest) -> UseCaseResult<ArchiveOutcome>
         for (m, _) in &report.archived {
             app.index.remove(m.id);
         }
+        app.emit(|| {
+            report
+                .archived
+                .iter()
+                .map(|(m, _)| MemoryEvent::about(EventKind::Archived, m))
+                .collect()
+        });
     }
     let mut counts: Vec<RuleCount> = rules
         .iter()

@@ -13,6 +13,7 @@
 
 use super::timeline::summary;
 use super::{validate, UseCaseError, UseCaseResult};
+use crate::webhooks::{EventKind, MemoryEvent};
 use crate::App;
 use mira_core::memory::MemoryId;
 use mira_store::{DeleteCounts, DeleteScope};
@@ -185,6 +186,17 @@ pub fn clear(app: &App, req: &ClearRequest) -> UseCaseResult<ClearOutcome> {
         )));
     }
     let c = delete(app, &store_scope)?;
+    app.emit(|| {
+        let (wing, room) = match &scope {
+            ClearScope::All => (None, None),
+            ClearScope::Wing { wing } => (Some(wing.as_str()), None),
+            ClearScope::Room { wing, room } => (Some(wing.as_str()), Some(room.as_str())),
+        };
+        c.ids
+            .iter()
+            .map(|id| MemoryEvent::cleared(*id, wing, room))
+            .collect()
+    });
     Ok(ClearOutcome {
         scope,
         memories: c.ids.len() as u64,
@@ -211,6 +223,7 @@ pub fn forget(app: &App, raw_id: &str) -> UseCaseResult<ForgetOutcome> {
         return Err(not_found());
     }
     let m = &loaded.memory;
+    app.emit(|| vec![MemoryEvent::about(EventKind::Cleared, m)]);
     Ok(ForgetOutcome {
         id,
         memory_type: m.memory_type,

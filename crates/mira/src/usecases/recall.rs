@@ -533,7 +533,10 @@ pub fn sync_index(app: &App) {
 
 /// Recalls the best context for a query within its budget.
 pub fn recall(app: &App, req: &RecallRequest) -> UseCaseResult<RecallOutcome> {
-    recall_with(app, req, Retrieval::Hybrid)
+    let out = recall_with(app, req, Retrieval::Hybrid)?;
+    app.metrics
+        .observe_recall(out.millis / 1e3, out.used, out.budget);
+    Ok(out)
 }
 
 /// Recall with a chosen retrieval mode (baselines are used by `mira eval`).

@@ -2,6 +2,7 @@
 //! causal links and duplicates, tag, and write everything in one transaction.
 
 use super::{validate, UseCaseError, UseCaseResult};
+use crate::webhooks::{EventKind, MemoryEvent};
 use crate::App;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
@@ -11,6 +12,7 @@ use mira_core::{classify, fingerprint, render, tags, tokens};
 use mira_store::{NewEdge, NewMemory, NewTag};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use std::time::Instant;
 
 /// A request to store one memory.
 #[derive(Debug, Clone, Default)]
@@ -282,6 +284,7 @@ fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
 /// Stores one memory. An exact duplicate of a memory of the same wing returns that memory's id
 /// with `stored: false` and writes nothing.
 pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
+    let started = Instant::now();
     let p = prepare(app, &req)?;
     if let Some(dup) = duplicate(app, &p)? {
         return Ok(dup);
@@ -294,7 +297,23 @@ pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
     let seq = app.store.insert_memory(&new)?;
     let m = &new.memory;
     app.index_memory(seq, m.id, &m.wing, &m.room, &new.embedding);
+    announce(app, &new);
+    app.metrics.observe_store(started.elapsed().as_secs_f64());
     Ok(outcome)
+}
+
+/// The webhook events of a written memory: stored, and superseded for each memory it replaces.
+fn announce(app: &App, new: &NewMemory) {
+    app.emit(|| {
+        let mut events = vec![MemoryEvent::about(EventKind::Stored, &new.memory)];
+        events.extend(
+            new.supersedes
+                .iter()
+                .filter_map(|id| app.store.load(*id).ok().flatten())
+                .map(|old| MemoryEvent::superseded(&old.memory, new.memory.id)),
+        );
+        events
+    });
 }
 
 /// Stores many memories: invalid ones get their error, the others are embedded in batches of
@@ -383,6 +402,7 @@ fn store_chunk(
     for (seq, row) in seqs.into_iter().zip(&rows) {
         let m = &row.memory;
         app.index_memory(seq, m.id, &m.wing, &m.room, &row.embedding);
+        announce(app, row);
     }
     for (i, o) in outcomes {
         results[i] = Some(Ok(o));

@@ -123,8 +123,13 @@ pub struct StdioClient {
 impl StdioClient {
     /// Spawns `mira ARGS` on a store in `dir`.
     pub fn spawn(dir: &Path, args: &[&str]) -> StdioClient {
+        StdioClient::spawn_command(mira_command(dir, args))
+    }
+
+    /// Spawns `cmd` (built by [`mira_command`], e.g. with more environment).
+    pub fn spawn_command(mut cmd: Command) -> StdioClient {
         let started = Instant::now();
-        let mut child = mira_command(dir, args)
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

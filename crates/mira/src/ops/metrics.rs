@@ -1,0 +1,278 @@
+//! The Prometheus series of one process, in a private registry (no process or Go-style
+//! collectors): tool calls, store, recall and embedding latency, index and memory gauges,
+//! budget utilisation and webhook deliveries.
+
+use crate::App;
+use anyhow::{Context, Result};
+use mira_embed::{EmbedError, Embedder};
+use prometheus::core::Collector;
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
+};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Why a webhook delivery ended in the dead-letter table (the `reason` label).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeadLetterReason {
+    /// Every retry failed.
+    RetriesExhausted,
+    /// The queue was full when the event was emitted.
+    QueueFull,
+    /// The endpoint's circuit breaker was open.
+    CircuitOpen,
+    /// The process stopped before it could be delivered.
+    Shutdown,
+}
+
+impl DeadLetterReason {
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeadLetterReason::RetriesExhausted => "retries_exhausted",
+            DeadLetterReason::QueueFull => "queue_full",
+            DeadLetterReason::CircuitOpen => "circuit_open",
+            DeadLetterReason::Shutdown => "shutdown",
+        }
+    }
+}
+
+/// Every series mira exports.
+pub struct Metrics {
+    registry: Registry,
+    tool_calls: IntCounterVec,
+    tool_duration: HistogramVec,
+    store_duration: Histogram,
+    recall_duration: Histogram,
+    embed_duration: Histogram,
+    embed_batch: Histogram,
+    budget_utilisation: Histogram,
+    index_vectors: IntGauge,
+    index_state: IntGaugeVec,
+    memories: IntGaugeVec,
+    webhook_deliveries: IntCounter,
+    webhook_failures: IntCounter,
+    webhook_dead_letters: IntCounterVec,
+    webhook_dead_letters_pending: IntGauge,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+fn register<C: Collector + Clone + 'static>(r: &Registry, c: C) -> prometheus::Result<C> {
+    r.register(Box::new(c.clone()))?;
+    Ok(c)
+}
+
+fn histogram(
+    r: &Registry,
+    name: &str,
+    help: &str,
+    buckets: Vec<f64>,
+) -> prometheus::Result<Histogram> {
+    register(
+        r,
+        Histogram::with_opts(HistogramOpts::new(name, help).buckets(buckets))?,
+    )
+}
+
+const LATENCY_BUCKETS: [f64; 12] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
+];
+
+impl Metrics {
+    /// Creates and registers every series (all at zero).
+    pub fn new() -> Result<Metrics> {
+        Self::build().context("cannot set up the Prometheus metrics")
+    }
+
+    fn build() -> prometheus::Result<Metrics> {
+        let r = Registry::new();
+        let lat = LATENCY_BUCKETS.to_vec();
+        Ok(Metrics {
+            tool_calls: register(
+                &r,
+                IntCounterVec::new(
+                    Opts::new("mira_tool_calls_total", "MCP tool calls by tool and outcome (ok, error)."),
+                    &["tool", "outcome"],
+                )?,
+            )?,
+            tool_duration: register(
+                &r,
+                HistogramVec::new(
+                    HistogramOpts::new("mira_tool_duration_seconds", "MCP tool call latency by tool.")
+                        .buckets(lat.clone()),
+                    &["tool"],
+                )?,
+            )?,
+            store_duration: histogram(&r, "mira_store_duration_seconds", "Latency of successful stores.", lat.clone())?,
+            recall_duration: histogram(&r, "mira_recall_duration_seconds", "Latency of successful recalls.", lat.clone())?,
+            embed_duration: histogram(&r, "mira_embed_duration_seconds", "Latency of one embedding batch.", lat)?,
+            embed_batch: histogram(
+                &r,
+                "mira_embed_batch_size",
+                "Texts per embedding batch.",
+                vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0],
+            )?,
+            budget_utilisation: histogram(
+                &r,
+                "mira_recall_budget_utilisation",
+                "Fraction of the token budget a recall used.",
+                vec![0.1, 0.25, 0.5, 0.75, 0.9, 1.0],
+            )?,
+            index_vectors: register(&r, IntGauge::new("mira_index_vectors", "Vectors in the index.")?)?,
+            index_state: register(
+                &r,
+                IntGaugeVec::new(
+                    Opts::new("mira_index_state", "1 for the index's current state (ready: HNSW graph in use or not needed; building: graph being built; exact: exact scan only)."),
+                    &["state"],
+                )?,
+            )?,
+            memories: register(
+                &r,
+                IntGaugeVec::new(Opts::new("mira_memories", "Memories by type."), &["type"])?,
+            )?,
+            webhook_deliveries: register(
+                &r,
+                IntCounter::new("mira_webhook_deliveries_total", "Webhook events delivered (2xx).")?,
+            )?,
+            webhook_failures: register(
+                &r,
+                IntCounter::new("mira_webhook_failures_total", "Failed webhook delivery attempts.")?,
+            )?,
+            webhook_dead_letters: register(
+                &r,
+                IntCounterVec::new(
+                    Opts::new("mira_webhook_dead_letters_total", "Webhook events dead-lettered, by reason."),
+                    &["reason"],
+                )?,
+            )?,
+            webhook_dead_letters_pending: register(
+                &r,
+                IntGauge::new("mira_webhook_dead_letters", "Dead letters waiting for a replay.")?,
+            )?,
+            registry: r,
+        })
+    }
+
+    /// Counts one MCP tool call and its latency.
+    pub fn observe_tool(&self, tool: &str, ok: bool, seconds: f64) {
+        let outcome = if ok { "ok" } else { "error" };
+        self.tool_calls.with_label_values(&[tool, outcome]).inc();
+        self.tool_duration
+            .with_label_values(&[tool])
+            .observe(seconds);
+    }
+
+    /// Records a successful store's latency.
+    pub fn observe_store(&self, seconds: f64) {
+        self.store_duration.observe(seconds);
+    }
+
+    /// Records a successful recall's latency and how much of its budget it used.
+    pub fn observe_recall(&self, seconds: f64, used: u32, budget: u32) {
+        self.recall_duration.observe(seconds);
+        if budget > 0 {
+            self.budget_utilisation
+                .observe(f64::from(used) / f64::from(budget));
+        }
+    }
+
+    /// Records one embedding batch.
+    pub fn observe_embed(&self, seconds: f64, batch: usize) {
+        self.embed_duration.observe(seconds);
+        self.embed_batch.observe(batch as f64);
+    }
+
+    /// Counts a delivered webhook event.
+    pub fn webhook_delivered(&self) {
+        self.webhook_deliveries.inc();
+    }
+
+    /// Counts a failed delivery attempt.
+    pub fn webhook_failed(&self) {
+        self.webhook_failures.inc();
+    }
+
+    /// Counts a dead-lettered event.
+    pub fn webhook_dead_lettered(&self, reason: DeadLetterReason) {
+        self.webhook_dead_letters
+            .with_label_values(&[reason.as_str()])
+            .inc();
+    }
+
+    /// The text exposition, with the gauges refreshed from `app` (blocking: reads SQLite).
+    pub fn render(&self, app: &App) -> Result<String> {
+        let st = app.index.state();
+        self.index_vectors.set(st.size as i64);
+        let state = if st.building {
+            "building"
+        } else if st.ready || st.size < st.params.exact_threshold {
+            "ready"
+        } else {
+            "exact"
+        };
+        for s in ["ready", "building", "exact"] {
+            self.index_state
+                .with_label_values(&[s])
+                .set(i64::from(s == state));
+        }
+        let stats = app.store.stats()?;
+        for t in mira_core::memory::MemoryType::ALL {
+            let n = stats.by_type.get(t.as_str()).copied().unwrap_or(0);
+            self.memories
+                .with_label_values(&[t.as_str()])
+                .set(i64::try_from(n).unwrap_or(i64::MAX));
+        }
+        self.webhook_dead_letters_pending
+            .set(i64::try_from(app.store.dead_letter_count()?).unwrap_or(i64::MAX));
+        let mut out = Vec::new();
+        TextEncoder::new()
+            .encode(&self.registry.gather(), &mut out)
+            .context("cannot encode the metrics")?;
+        String::from_utf8(out).context("the metrics are not UTF-8")
+    }
+}
+
+/// An embedder that records each batch's latency and size.
+pub struct TimedEmbedder {
+    inner: Arc<dyn Embedder>,
+    metrics: Arc<Metrics>,
+}
+
+impl TimedEmbedder {
+    /// Wraps `inner`.
+    pub fn new(inner: Arc<dyn Embedder>, metrics: Arc<Metrics>) -> TimedEmbedder {
+        TimedEmbedder { inner, metrics }
+    }
+}
+
+impl Embedder for TimedEmbedder {
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let started = Instant::now();
+        let out = self.inner.embed_batch(texts)?;
+        self.metrics
+            .observe_embed(started.elapsed().as_secs_f64(), texts.len());
+        Ok(out)
+    }
+
+    fn dimension(&self) -> usize {
+        self.inner.dimension()
+    }
+
+    fn model_name(&self) -> &str {
+        self.inner.model_name()
+    }
+
+    fn embed(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        let started = Instant::now();
+        let out = self.inner.embed(text)?;
+        self.metrics
+            .observe_embed(started.elapsed().as_secs_f64(), 1);
+        Ok(out)
+    }
+}

@@ -1,0 +1,346 @@
+//! The health and metrics server: readiness before and after the store is open, component
+//! health, `/metrics` as Prometheus text that moves with the work done, and the server running
+//! beside both MCP transports of `mira serve`.
+
+mod common;
+mod mcp_common;
+
+use mcp_common::{mira_command, HttpClient, StdioClient};
+use mira::ops::OpsServer;
+use mira::usecases::store::{store, StoreRequest};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn get(url: &str) -> (u16, String) {
+    let r = reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("client")
+        .get(url)
+        .send()
+        .unwrap_or_else(|e| panic!("GET {url}: {e}"));
+    let status = r.status().as_u16();
+    (status, r.text().expect("body"))
+}
+
+fn get_json(url: &str) -> (u16, Value) {
+    let (status, body) = get(url);
+    let v = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{url}: not JSON ({e}): {body}"));
+    (status, v)
+}
+
+/// Parses the Prometheus text format strictly: every line is a `# HELP`/`# TYPE` comment or
+/// `name{label="value",...} number`. Returns each sample by its `name{labels}` as written.
+fn parse_prometheus(text: &str) -> BTreeMap<String, f64> {
+    let name_ok = |n: &str| {
+        !n.is_empty()
+            && n.chars().enumerate().all(|(i, c)| {
+                c == '_' || c == ':' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit())
+            })
+    };
+    let mut samples = BTreeMap::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        if let Some(rest) = line.strip_prefix("# ") {
+            let mut parts = rest.splitn(3, ' ');
+            let kind = parts.next().unwrap_or("");
+            let name = parts.next().unwrap_or("");
+            assert!(
+                matches!(kind, "HELP" | "TYPE") && name_ok(name),
+                "bad comment: {line}"
+            );
+            if kind == "TYPE" {
+                let t = parts.next().unwrap_or("");
+                assert!(
+                    ["counter", "gauge", "histogram", "summary", "untyped"].contains(&t),
+                    "bad type: {line}"
+                );
+            }
+            continue;
+        }
+        let (series, value) = line
+            .rsplit_once(' ')
+            .unwrap_or_else(|| panic!("bad sample: {line}"));
+        let name = series.split('{').next().unwrap_or("");
+        assert!(name_ok(name), "bad metric name: {line}");
+        if let Some(labels) = series.strip_prefix(name) {
+            if !labels.is_empty() {
+                let inner = labels
+                    .strip_prefix('{')
+                    .and_then(|l| l.strip_suffix('}'))
+                    .unwrap_or_else(|| panic!("bad labels: {line}"));
+                for pair in inner.split("\",").filter(|p| !p.is_empty()) {
+                    let (k, v) = pair
+                        .split_once("=\"")
+                        .unwrap_or_else(|| panic!("bad label: {line}"));
+                    assert!(name_ok(k) && !v.contains('\n'), "bad label: {line}");
+                }
+            }
+        }
+        let v: f64 = match value {
+            "+Inf" => f64::INFINITY,
+            "-Inf" => f64::NEG_INFINITY,
+            v => v.parse().unwrap_or_else(|_| panic!("bad value: {line}")),
+        };
+        samples.insert(series.to_owned(), v);
+    }
+    samples
+}
+
+fn sample(samples: &BTreeMap<String, f64>, series: &str) -> f64 {
+    *samples
+        .get(series)
+        .unwrap_or_else(|| panic!("no {series} in {:?}", samples.keys().collect::<Vec<_>>()))
+}
+
+fn ops_config(dir: &std::path::Path) -> mira::Config {
+    let mut cfg = common::config_in(dir);
+    cfg.metrics.enabled = true;
+    cfg.metrics.prometheus_addr = "127.0.0.1:0".into();
+    cfg
+}
+
+#[test]
+fn ready_is_503_until_the_store_is_open_then_200() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = ops_config(dir.path());
+    let ops = OpsServer::start(&cfg.metrics).expect("start ops");
+    let base = format!("http://{}", ops.local_addr());
+    assert!(ops.local_addr().ip().is_loopback());
+
+    let (status, body) = get_json(&format!("{base}/health/ready"));
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["status"], "not_ready");
+    assert!(
+        body["detail"].as_str().unwrap_or("").contains("migrations"),
+        "{body}"
+    );
+    assert_eq!(
+        get_json(&format!("{base}/health/live")),
+        (200, json!({"status": "alive"}))
+    );
+    assert_eq!(get(&format!("{base}/metrics")).0, 503);
+    let (status, health) = get_json(&format!("{base}/health"));
+    assert_eq!((status, health["status"].as_str()), (503, Some("starting")));
+
+    let app = Arc::new(
+        mira::App::open_with_embedder(cfg, Arc::new(mira_embed::HashEmbedder::new(384)))
+            .expect("open app"),
+    );
+    ops.attach(app.clone());
+    let (status, body) = get_json(&format!("{base}/health/ready"));
+    assert_eq!((status, body), (200, json!({"status": "ready"})));
+    assert_eq!(get(&format!("{base}/health/live")).0, 200);
+}
+
+#[test]
+fn health_reports_each_component_and_503_until_all_are_ok() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = ops_config(dir.path());
+    let ops = OpsServer::start(&cfg.metrics).expect("start ops");
+    let base = format!("http://{}", ops.local_addr());
+    let app = Arc::new(
+        mira::App::open_with_embedder(cfg, Arc::new(mira_embed::HashEmbedder::new(384)))
+            .expect("open app"),
+    );
+    ops.attach(app.clone());
+
+    // The model is loaded lazily: until then the embedder is degraded.
+    let (status, h) = get_json(&format!("{base}/health"));
+    assert_eq!(status, 503, "{h}");
+    assert_eq!(h["status"], "degraded");
+    assert_eq!(h["database"]["status"], "ok", "{h}");
+    assert!(h["database"]["detail"]
+        .as_str()
+        .unwrap_or("")
+        .contains("schema version"));
+    assert_eq!(h["vector_index"]["status"], "ok", "{h}");
+    assert_eq!(h["embedder"]["status"], "degraded", "{h}");
+    assert!(h["embedder"]["detail"]
+        .as_str()
+        .unwrap_or("")
+        .contains("not loaded"));
+
+    app.embedder().expect("embedder");
+    let (status, h) = get_json(&format!("{base}/health"));
+    assert_eq!((status, h["status"].as_str()), (200, Some("ok")), "{h}");
+    assert_eq!(h["embedder"]["status"], "ok");
+}
+
+#[test]
+fn metrics_parse_as_prometheus_text_and_move_after_a_store_and_a_recall() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = ops_config(dir.path());
+    let ops = OpsServer::start(&cfg.metrics).expect("start ops");
+    let url = format!("http://{}/metrics", ops.local_addr());
+    let app = Arc::new(
+        mira::App::open_with_embedder(cfg, Arc::new(mira_embed::HashEmbedder::new(384)))
+            .expect("open app"),
+    );
+    ops.attach(app.clone());
+
+    let (status, text) = get(&url);
+    assert_eq!(status, 200);
+    let before = parse_prometheus(&text);
+    assert_eq!(sample(&before, "mira_memories{type=\"decision\"}"), 0.0);
+    assert_eq!(sample(&before, "mira_store_duration_seconds_count"), 0.0);
+    assert_eq!(sample(&before, "mira_index_vectors"), 0.0);
+    assert_eq!(sample(&before, "mira_index_state{state=\"ready\"}"), 1.0);
+    assert_eq!(sample(&before, "mira_webhook_dead_letters"), 0.0);
+
+    store(
+        &app,
+        StoreRequest {
+            content: "We decided to adopt PostgreSQL for the billing service.".into(),
+            wing: "ops".into(),
+            memory_type: Some("decision".into()),
+            ..StoreRequest::default()
+        },
+    )
+    .expect("store");
+    mira::usecases::recall::recall(
+        &app,
+        &mira::usecases::recall::RecallRequest {
+            query: "which database for billing".into(),
+            budget: Some(500),
+            ..Default::default()
+        },
+    )
+    .expect("recall");
+
+    let after = parse_prometheus(&get(&url).1);
+    assert_eq!(sample(&after, "mira_memories{type=\"decision\"}"), 1.0);
+    assert_eq!(sample(&after, "mira_store_duration_seconds_count"), 1.0);
+    assert_eq!(sample(&after, "mira_recall_duration_seconds_count"), 1.0);
+    assert_eq!(sample(&after, "mira_recall_budget_utilisation_count"), 1.0);
+    assert_eq!(sample(&after, "mira_index_vectors"), 1.0);
+    assert!(
+        sample(&after, "mira_embed_duration_seconds_count") >= 2.0,
+        "store + query"
+    );
+    assert!(sample(&after, "mira_embed_batch_size_sum") >= 2.0);
+}
+
+/// Waits until the spawned server's stderr names the metrics address.
+fn metrics_addr(stderr: impl Fn() -> String) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let s = stderr();
+        if let Some(line) = s
+            .lines()
+            .find(|l| l.contains("health and metrics on http://"))
+        {
+            let at = line.find("http://").unwrap_or(0);
+            let rest = &line[at..];
+            return rest.split("/health").next().unwrap_or(rest).to_owned();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no metrics address; stderr:\n{s}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn with_metrics(mut cmd: std::process::Command) -> std::process::Command {
+    cmd.env("MIRA_METRICS_ENABLED", "true")
+        .env("MIRA_METRICS_ADDR", "127.0.0.1:0");
+    cmd
+}
+
+#[test]
+fn serve_over_stdio_counts_tool_calls_on_metrics() {
+    let _serial = mcp_common::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut client = StdioClient::spawn_command(with_metrics(mira_command(dir.path(), &["serve"])));
+    let base = metrics_addr(|| client.stderr());
+    client.initialize();
+    let r = client.call_tool(
+        "mira_store",
+        json!({"content": "The staging cluster runs on port 8443.", "wing": "ops"}),
+    );
+    assert!(!mcp_common::is_error(&r), "{r}");
+    let r = client.call_tool("mira_store", json!({"content": "no wing"}));
+    assert!(mcp_common::is_error(&r), "{r}");
+
+    let m = parse_prometheus(&get(&format!("{base}/metrics")).1);
+    assert_eq!(
+        sample(
+            &m,
+            "mira_tool_calls_total{outcome=\"ok\",tool=\"mira_store\"}"
+        ),
+        1.0
+    );
+    assert_eq!(
+        sample(
+            &m,
+            "mira_tool_calls_total{outcome=\"error\",tool=\"mira_store\"}"
+        ),
+        1.0
+    );
+    assert_eq!(
+        sample(&m, "mira_tool_duration_seconds_count{tool=\"mira_store\"}"),
+        2.0
+    );
+    assert_eq!(get_json(&format!("{base}/health/ready")).0, 200);
+    let (status, _) = client.close();
+    assert!(status.success());
+}
+
+#[test]
+fn serve_over_http_serves_metrics_in_the_same_process() {
+    let _serial = mcp_common::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = with_metrics(mira_command(
+        dir.path(),
+        &["serve", "--http", "127.0.0.1:0"],
+    ))
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("spawn");
+    let stderr = Arc::new(std::sync::Mutex::new(String::new()));
+    {
+        let (sink, mut pipe) = (stderr.clone(), child.stderr.take().expect("stderr"));
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = std::io::Read::read(&mut pipe, &mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+    }
+    let read = || stderr.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let base = metrics_addr(read);
+    let mcp_url = loop {
+        let s = read();
+        if let Some(l) = s.lines().find(|l| l.contains("/mcp")) {
+            break l[l.find("http://").unwrap_or(0)..].trim().to_owned();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut client = HttpClient::new(&mcp_url);
+    client.initialize();
+    let r = client.call_tool("mira_status", json!({}));
+    assert!(!mcp_common::is_error(&r), "{r}");
+    let m = parse_prometheus(&get(&format!("{base}/metrics")).1);
+    assert_eq!(
+        sample(
+            &m,
+            "mira_tool_calls_total{outcome=\"ok\",tool=\"mira_status\"}"
+        ),
+        1.0
+    );
+    let _ = std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status();
+    let _ = child.wait();
+}
