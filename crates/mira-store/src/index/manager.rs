@@ -451,7 +451,8 @@ impl VectorIndexManager {
             return Ok(0);
         }
         let started = Instant::now();
-        let Some(graph) = HnswIndex::build(dim, self.params, &entries, BUILD_THREADS, cancel)? else {
+        let Some(graph) = HnswIndex::build(dim, self.params, &entries, BUILD_THREADS, cancel)?
+        else {
             return Ok(0);
         };
         drop(entries);
