@@ -176,8 +176,8 @@ fn two_processes_share_one_store() {
 }
 
 /// `clients` MCP sessions over HTTP, each calling tools in a loop for `run_for`; returns every
-/// call's latency. Any error fails the test.
-fn http_load(clients: usize, run_for: Duration) -> (Vec<Duration>, f64) {
+/// call's tool and latency, and the seconds it took. Any error fails the test.
+fn http_load(clients: usize, run_for: Duration) -> (Vec<(&'static str, Duration)>, f64) {
     let dir = tempfile::tempdir().unwrap();
     let server = HttpServer::start(dir.path());
     // Load the model and give recall something to find before the clock starts.
@@ -203,20 +203,20 @@ fn http_load(clients: usize, run_for: Duration) -> (Vec<Duration>, f64) {
                 let mut i = 0;
                 while started.elapsed() < run_for {
                     i += 1;
-                    let t = Instant::now();
-                    let r = match i % 5 {
-                        0 => c.call_tool(
+                    let (tool, args) = match i % 5 {
+                        0 => (
                             "mira_store",
                             json!({"content": memory(&format!("C{n}x"), i), "wing": "load"}),
                         ),
-                        1 => c.call_tool("mira_status", json!({})),
-                        _ => c.call_tool(
+                        1 => ("mira_status", json!({})),
+                        _ => (
                             "mira_recall",
                             json!({"query": "which pool runs the search reindex?", "wing": "load", "budget": 1000}),
                         ),
                     };
-                    checked(r, "HTTP call");
-                    latencies.push(t.elapsed());
+                    let t = Instant::now();
+                    checked(c.call_tool(tool, args), tool);
+                    latencies.push((tool, t.elapsed()));
                 }
                 latencies
             })
@@ -240,20 +240,36 @@ fn http_load(clients: usize, run_for: Duration) -> (Vec<Duration>, f64) {
     (all, secs)
 }
 
-fn report(clients: usize, mut latencies: Vec<Duration>, secs: f64) {
-    latencies.sort();
-    let pct = |p: f64| {
-        let i = ((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len()) - 1;
-        latencies[i].as_secs_f64() * 1000.0
-    };
+/// The `p` quantile of sorted latencies, in milliseconds.
+fn quantile_ms(sorted: &[Duration], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i].as_secs_f64() * 1000.0
+}
+
+fn report(clients: usize, calls: Vec<(&'static str, Duration)>, secs: f64) {
+    let mut all: Vec<Duration> = calls.iter().map(|c| c.1).collect();
+    all.sort();
     println!(
         "HTTP load: {clients} clients, {} calls in {secs:.1} s ({:.1} calls/s), p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms, 0 errors",
-        latencies.len(),
-        latencies.len() as f64 / secs,
-        pct(0.50),
-        pct(0.99),
-        pct(1.0)
+        all.len(),
+        all.len() as f64 / secs,
+        quantile_ms(&all, 0.50),
+        quantile_ms(&all, 0.99),
+        quantile_ms(&all, 1.0)
     );
+    for tool in ["mira_recall", "mira_store", "mira_status"] {
+        let mut d: Vec<Duration> = calls.iter().filter(|c| c.0 == tool).map(|c| c.1).collect();
+        if d.is_empty() {
+            continue;
+        }
+        d.sort();
+        println!(
+            "  {tool}: {} calls, p50 {:.0} ms, p99 {:.0} ms",
+            d.len(),
+            quantile_ms(&d, 0.50),
+            quantile_ms(&d, 0.99)
+        );
+    }
 }
 
 #[test]

@@ -85,8 +85,13 @@ fn integrity(db: &Path) -> String {
 }
 
 /// Stores memories in a pipeline until a random moment after the first acknowledgement, then
-/// kills the server. Returns the acknowledged memories (id → content).
-fn store_until_killed(c: &mut StdioClient, rng: &mut Rng, round: u64) -> HashMap<String, String> {
+/// kills the server. Returns the acknowledged memories (id → content) and how many stores were
+/// still unanswered when it died.
+fn store_until_killed(
+    c: &mut StdioClient,
+    rng: &mut Rng,
+    round: u64,
+) -> (HashMap<String, String>, usize) {
     let mut pending: HashMap<i64, String> = HashMap::new();
     let mut acked = HashMap::new();
     let mut kill_at: Option<Instant> = None;
@@ -133,7 +138,7 @@ fn store_until_killed(c: &mut StdioClient, rng: &mut Rng, round: u64) -> HashMap
             }
         }
     }
-    acked
+    (acked, pending.len())
 }
 
 /// Checks a fresh process's view of the store; returns the acknowledged memories it lacks.
@@ -193,6 +198,7 @@ fn acknowledged_memories_survive_sigkill() {
     let mut acked: HashMap<String, String> = HashMap::new();
     let mut latest: HashMap<String, String> = HashMap::new();
     let mut lost = 0;
+    let mut in_flight = 0;
     for round in 0..=kills {
         if round > 0 {
             assert_eq!(integrity(&db), "ok", "after kill {round}");
@@ -204,12 +210,15 @@ fn acknowledged_memories_survive_sigkill() {
             let _ = c.close();
             break;
         }
-        latest = store_until_killed(&mut c, &mut rng, round);
+        let (round_acked, unanswered) = store_until_killed(&mut c, &mut rng, round);
+        in_flight += unanswered;
+        latest = round_acked;
         acked.extend(latest.clone());
     }
     let value: Value = json!({
         "kills_survived": kills,
         "acknowledged": acked.len(),
+        "unanswered_at_kill": in_flight,
         "lost": lost,
         "seed": seed,
         "seconds": started.elapsed().as_secs_f64(),
