@@ -6,8 +6,8 @@
 # Needs cargo-fuzz (`cargo install cargo-fuzz`); works on stable through RUSTC_BOOTSTRAP=1.
 # Targets are plain safe Rust, so no sanitizer is used (panics, overflows and debug assertions
 # are what they catch). The corpus (fuzz/corpus/<target>) is committed and kept small: after
-# each run it is minimised with `cargo fuzz cmin`. Crashes land in fuzz/artifacts/<target>; the
-# script fails when a target crashed.
+# each run it is minimised with `cargo fuzz cmin` and capped at $MAX_CORPUS inputs (default 60).
+# Crashes land in fuzz/artifacts/<target>; the script fails when a target crashed.
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 secs="${1:-30}"
@@ -35,6 +35,7 @@ for t in "${targets[@]}"; do
     echo "$t: $status, ${execs:-?} executions in ${secs} s"
     rm -f "$log"
     cargo fuzz cmin "${opts[@]}" "$t" "corpus/$t" >/dev/null 2>&1 || true
+    find "corpus/$t" -type f | sort | tail -n +"$((${MAX_CORPUS:-60} + 1))" | xargs -r rm -f
 done
 if [ ${#failed[@]} -gt 0 ]; then
     echo "crashed: ${failed[*]}" >&2
