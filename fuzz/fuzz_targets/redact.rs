@@ -14,5 +14,9 @@ fuzz_target!(|data: &[u8]| {
     assert!(twice.is_clean());
     let before = text.matches("[REDACTED:").count();
     let after = once.text.matches("[REDACTED:").count();
-    assert!(after <= before + once.total(), "{text:?} -> {:?}", once.text);
+    assert!(
+        after <= before + once.total(),
+        "{text:?} -> {:?}",
+        once.text
+    );
 });

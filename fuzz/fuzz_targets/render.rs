@@ -29,11 +29,15 @@ fuzz_target!(|data: &[u8]| {
     assert!(!header.contains('\n'), "{header:?}");
     let _ = render::fingerprint_text(&memory);
     let _ = render::mode_costs(&memory);
-    let sections: Vec<String> = [RenderMode::Header, RenderMode::Fingerprint, RenderMode::Verbatim]
-        .into_iter()
-        .enumerate()
-        .map(|(i, mode)| render::section(i + 1, mode, &memory).0)
-        .collect();
+    let sections: Vec<String> = [
+        RenderMode::Header,
+        RenderMode::Fingerprint,
+        RenderMode::Verbatim,
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, mode)| render::section(i + 1, mode, &memory).0)
+    .collect();
     let block = render::context_block(query, 4000, Some(query), &sections, 10);
     assert!(block.starts_with("=== MIRA CONTEXT ===\n"));
     let _ = render::sanitize(content);
