@@ -86,6 +86,25 @@ fn configure(conn: &Connection, opts: &SqliteOptions, path: &Path) -> Result<()>
     Ok(())
 }
 
+/// A read-only database can be used only when it needs no migration.
+fn check_read_only_schema(conn: &Connection, path: &Path) -> Result<()> {
+    let found = migrations::current_version_readonly(conn).map_err(|_| StoreError::ReadOnly {
+        path: path.to_path_buf(),
+    })?;
+    if found > migrations::LATEST_VERSION {
+        return Err(StoreError::SchemaTooNew {
+            found,
+            supported: migrations::LATEST_VERSION,
+        });
+    }
+    if found < migrations::LATEST_VERSION {
+        return Err(StoreError::ReadOnly {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
 /// One IMMEDIATE transaction on `conn` around `f`, committed when `f` returns `Ok`.
 fn write_in<T>(conn: &mut Connection, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -109,9 +128,25 @@ impl Store {
                 message: "it is a directory".into(),
             });
         }
-        let mut writer = Connection::open(path)?;
+        // A file without write permission is opened read-only even by root (who could write
+        // it anyway): recall keeps working and every write fails with `ReadOnly`.
+        let read_only = std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly());
+        let mut writer = if read_only {
+            Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                    | OpenFlags::SQLITE_OPEN_URI,
+            )?
+        } else {
+            Connection::open(path)?
+        };
         configure(&writer, opts, path)?;
-        migrations::migrate(&mut writer)?;
+        if read_only {
+            check_read_only_schema(&writer, path)?;
+        } else {
+            migrations::migrate(&mut writer)?;
+        }
         let mut readers = Vec::with_capacity(opts.readers.max(1));
         for _ in 0..opts.readers.max(1) {
             let conn = Connection::open_with_flags(

@@ -59,7 +59,7 @@ impl Default for SystemConfig {
 }
 
 /// `storage:`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct StorageConfig {
     /// Directory holding `mira.db` and `index/`. Unset: `<project>/.mira` inside a project
@@ -68,6 +68,18 @@ pub struct StorageConfig {
     pub path: Option<PathBuf>,
     /// SQLite pragmas.
     pub sqlite: SqliteConfig,
+    /// Replace obvious secrets (API keys, private keys, `password=` values) by
+    /// `[REDACTED:<kind>]` before a memory is stored (on by default).
+    pub redact_secrets: bool,
+}
+impl Default for StorageConfig {
+    fn default() -> Self {
+        StorageConfig {
+            path: None,
+            sqlite: SqliteConfig::default(),
+            redact_secrets: true,
+        }
+    }
 }
 
 /// `storage.sqlite:`.

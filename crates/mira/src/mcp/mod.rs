@@ -4,8 +4,8 @@
 //! stdout carries nothing but protocol frames: logs go to stderr. Start-up never waits for the
 //! embedding model: it loads in the background and the first call that needs it waits for it.
 
-mod args;
-mod frame;
+pub mod args;
+pub mod frame;
 mod http;
 mod server;
 mod soul_tools;

@@ -67,6 +67,8 @@ pub struct StoreOutcome {
     pub links: Vec<LinkOutcome>,
     /// Earlier memories this one supersedes.
     pub superseded: Vec<MemoryId>,
+    /// Secrets replaced by `[REDACTED:<kind>]` before storing (`storage.redact_secrets`).
+    pub redacted: u32,
 }
 
 /// A validated request with its derived parts, before embedding.
@@ -76,6 +78,7 @@ struct Prepared {
     fingerprint_tokens: u32,
     tags: Vec<NewTag>,
     supersedes: Option<MemoryId>,
+    redacted: u32,
 }
 
 /// SHA-256 (hex) of the trimmed content: the exact-duplicate key within a wing.
@@ -86,15 +89,29 @@ pub fn content_hash(content: &str) -> String {
         .collect()
 }
 
+/// The content as it will be stored: with obvious secrets replaced when
+/// `storage.redact_secrets` is on (the default), and how many were replaced.
+fn stored_content(app: &App, content: &str) -> UseCaseResult<(String, u32)> {
+    validate::content(content)?;
+    if !app.config.storage.redact_secrets {
+        return Ok((content.to_owned(), 0));
+    }
+    let r = mira_core::redact::redact(content);
+    // Markers can be longer than the secrets they replace.
+    validate::content(&r.text)?;
+    let total = r.total() as u32;
+    Ok((r.text, total))
+}
+
 fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
-    validate::content(&req.content)?;
+    let (content, redacted) = stored_content(app, &req.content)?;
     validate::name("wing", &req.wing)?;
     if let Some(room) = &req.room {
         validate::name("room", room)?;
     }
     let memory_type = match req.memory_type.as_deref().filter(|t| !t.trim().is_empty()) {
         Some(t) => validate::memory_type(t)?,
-        None => classify::classify(&req.content),
+        None => classify::classify(&content),
     };
     let supersedes = req
         .supersedes
@@ -102,17 +119,18 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
         .map(validate::memory_id)
         .transpose()?;
     let fp = fingerprint::extract(
-        &req.content,
+        &content,
         memory_type,
         app.config.extraction.min_entity_length,
     );
-    let tags = tags::extract_tags(&req.content, &fp)
+    let tags = tags::extract_tags(&content, &fp)
         .into_iter()
         .map(|t| NewTag {
             tag: t.tag,
             kind: t.kind.as_str().to_owned(),
         })
         .collect();
+    let hash = content_hash(&content);
     let memory = Memory {
         id: uuid::Uuid::new_v4(),
         wing: req.wing.clone(),
@@ -121,8 +139,8 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
             .clone()
             .unwrap_or_else(|| memory_type.default_room().to_owned()),
         memory_type,
-        token_count: tokens::count(&req.content) as u32,
-        content: req.content.clone(),
+        token_count: tokens::count(&content) as u32,
+        content,
         fingerprint: fp,
         created_at: req.created_at.unwrap_or_else(Utc::now),
         session_id: Some(
@@ -135,11 +153,12 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
     };
     let fingerprint_tokens = tokens::count(&render::fingerprint_text(&memory)) as u32;
     Ok(Prepared {
-        content_hash: content_hash(&req.content),
+        content_hash: hash,
         memory,
         fingerprint_tokens,
         tags,
         supersedes,
+        redacted,
     })
 }
 
@@ -235,6 +254,7 @@ fn new_memory(
         near_duplicate_of: near,
         links: links.clone(),
         superseded: superseded.clone(),
+        redacted: p.redacted,
     };
     let new = NewMemory {
         content_hash: p.content_hash,
@@ -278,6 +298,7 @@ fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
         near_duplicate_of: None,
         links: vec![],
         superseded: vec![],
+        redacted: p.redacted,
     }))
 }
 
@@ -439,6 +460,13 @@ pub fn render_text(o: &StoreOutcome) -> String {
     }
     for s in &o.superseded {
         let _ = writeln!(out, "Supersedes: T0:{s}");
+    }
+    if o.redacted > 0 {
+        let _ = writeln!(
+            out,
+            "Redacted: {} secret(s) replaced by [REDACTED:<kind>] (storage.redact_secrets)",
+            o.redacted
+        );
     }
     out
 }

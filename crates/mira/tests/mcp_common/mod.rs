@@ -244,6 +244,18 @@ impl StdioClient {
             .clone()
     }
 
+    /// The next message within `timeout`, or `None` (also once the server is gone).
+    pub fn next_message(&mut self, timeout: Duration) -> Option<Value> {
+        self.messages.recv_timeout(timeout).ok().map(|(_, v)| v)
+    }
+
+    /// Kills the server (SIGKILL on Unix) and waits for it; messages it wrote before dying stay
+    /// readable with [`StdioClient::next_message`].
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Closes stdin and waits for the server to exit; returns its status and every stdout line.
     pub fn close(mut self) -> (ExitStatus, Vec<String>) {
         drop(self.stdin.take());

@@ -1,0 +1,290 @@
+//! Concurrency: two `mira serve` processes on one store (two MCP clients at once), and the
+//! streamable HTTP transport under 50 concurrent clients.
+//!
+//! Two processes share the SQLite file (WAL, a busy timeout on every connection, IMMEDIATE write
+//! transactions), and each process's vector index picks up rows the other wrote before every
+//! recall (`usecases::recall::sync_index`).
+
+mod mcp_common;
+
+use mcp_common::{is_error, serial, text, HttpClient, HttpServer, StdioClient};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+/// Stores per process.
+const STORES: usize = 20;
+/// How long a memory written by one process may take to become recallable in the other.
+const VISIBLE_WITHIN: Duration = Duration::from_secs(5);
+
+fn memory(who: &str, i: usize) -> String {
+    let topics = [
+        "the nightly backup job",
+        "the payment webhook",
+        "the search reindex",
+        "the cache warmer",
+        "the audit exporter",
+    ];
+    format!(
+        "Process {who} note {i}: {} runs on worker pool {who}{i} with a {}-second timeout.",
+        topics[i % topics.len()],
+        30 + i
+    )
+}
+
+/// Fails on any error result, and on `database is locked` anywhere in it.
+fn checked(r: Value, what: &str) -> Value {
+    assert!(!is_error(&r), "{what}: {r}");
+    assert!(
+        !r.to_string()
+            .to_ascii_lowercase()
+            .contains("database is locked"),
+        "{what}: {r}"
+    );
+    r
+}
+
+fn recalled_ids(r: &Value) -> Vec<String> {
+    r["structuredContent"]["items"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|i| i["id"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Stores `STORES` memories, recalling between stores; returns (id, content) of each.
+fn writer(mut c: StdioClient, who: &'static str) -> (StdioClient, Vec<(String, String)>) {
+    let mut stored = Vec::new();
+    for i in 0..STORES {
+        let content = memory(who, i);
+        let r = checked(
+            c.call_tool("mira_store", json!({"content": content, "wing": "shared"})),
+            "store",
+        );
+        let id = r["structuredContent"]["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no id: {r}"))
+            .to_owned();
+        stored.push((id, content));
+        if i % 3 == 0 {
+            checked(
+                c.call_tool(
+                    "mira_recall",
+                    json!({"query": "which worker pool runs the backup job?", "wing": "shared"}),
+                ),
+                "recall",
+            );
+        }
+    }
+    (c, stored)
+}
+
+/// Waits until `c` recalls memory `id` for its own text; returns how long it took.
+fn visible_in(c: &mut StdioClient, id: &str, content: &str) -> Duration {
+    let started = Instant::now();
+    loop {
+        let r = checked(
+            c.call_tool(
+                "mira_recall",
+                json!({"query": content, "wing": "shared", "budget": 3000}),
+            ),
+            "cross recall",
+        );
+        if recalled_ids(&r).iter().any(|i| i == id) {
+            return started.elapsed();
+        }
+        assert!(
+            started.elapsed() < VISIBLE_WITHIN,
+            "{id} not recalled by the other process within {VISIBLE_WITHIN:?}: {}",
+            text(&r)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn two_processes_share_one_store() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = StdioClient::spawn(dir.path(), &["serve"]);
+    let mut b = StdioClient::spawn(dir.path(), &["serve"]);
+    a.initialize();
+    b.initialize();
+
+    let started = Instant::now();
+    let ta = std::thread::spawn(move || writer(a, "A"));
+    let tb = std::thread::spawn(move || writer(b, "B"));
+    let (mut a, from_a) = ta.join().expect("writer A");
+    let (mut b, from_b) = tb.join().expect("writer B");
+    let elapsed = started.elapsed();
+
+    // No lost writes: both processes count every memory, and load each of the other's.
+    for c in [&mut a, &mut b] {
+        let s = checked(c.call_tool("mira_status", json!({})), "status");
+        assert_eq!(
+            s["structuredContent"]["memories"].as_u64(),
+            Some(2 * STORES as u64),
+            "{s}"
+        );
+    }
+    for (id, content) in &from_b {
+        let r = checked(a.call_tool("mira_load", json!({"id": id})), "load");
+        assert!(text(&r).contains(content.as_str()), "{r}");
+    }
+    for (id, content) in &from_a {
+        let r = checked(b.call_tool("mira_load", json!({"id": id})), "load");
+        assert!(text(&r).contains(content.as_str()), "{r}");
+    }
+
+    // Each process recalls what the other wrote.
+    let mut slowest = Duration::ZERO;
+    for (id, content) in from_b.iter().step_by(4) {
+        slowest = slowest.max(visible_in(&mut a, id, content));
+    }
+    for (id, content) in from_a.iter().step_by(4) {
+        slowest = slowest.max(visible_in(&mut b, id, content));
+    }
+    // A memory written after both are warm shows up at the other's next recall.
+    let late = memory("A", 99);
+    let r = checked(
+        a.call_tool("mira_store", json!({"content": late, "wing": "shared"})),
+        "late store",
+    );
+    let late_id = r["structuredContent"]["id"].as_str().unwrap().to_owned();
+    slowest = slowest.max(visible_in(&mut b, &late_id, &late));
+
+    println!(
+        "two processes: {} stores in {:.2} s ({:.1} stores/s), cross-process visibility within {} ms",
+        2 * STORES,
+        elapsed.as_secs_f64(),
+        (2 * STORES) as f64 / elapsed.as_secs_f64(),
+        slowest.as_millis()
+    );
+    for c in [a, b] {
+        assert!(
+            !c.stderr()
+                .to_ascii_lowercase()
+                .contains("database is locked"),
+            "{}",
+            c.stderr()
+        );
+        let (status, _) = c.close();
+        assert!(status.success(), "{status:?}");
+    }
+}
+
+/// `clients` MCP sessions over HTTP, each calling tools in a loop for `run_for`; returns every
+/// call's tool and latency, and the seconds it took. Any error fails the test.
+fn http_load(clients: usize, run_for: Duration) -> (Vec<(&'static str, Duration)>, f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = HttpServer::start(dir.path());
+    // Load the model and give recall something to find before the clock starts.
+    let mut warm = HttpClient::new(&server.url);
+    warm.initialize();
+    for i in 0..5 {
+        checked(
+            warm.call_tool(
+                "mira_store",
+                json!({"content": memory("W", i), "wing": "load"}),
+            ),
+            "warm-up store",
+        );
+    }
+    let started = Instant::now();
+    let threads: Vec<_> = (0..clients)
+        .map(|n| {
+            let url = server.url.clone();
+            std::thread::spawn(move || {
+                let mut c = HttpClient::new(&url);
+                c.initialize();
+                let mut latencies = Vec::new();
+                let mut i = 0;
+                while started.elapsed() < run_for {
+                    i += 1;
+                    let (tool, args) = match i % 5 {
+                        0 => (
+                            "mira_store",
+                            json!({"content": memory(&format!("C{n}x"), i), "wing": "load"}),
+                        ),
+                        1 => ("mira_status", json!({})),
+                        _ => (
+                            "mira_recall",
+                            json!({"query": "which pool runs the search reindex?", "wing": "load", "budget": 1000}),
+                        ),
+                    };
+                    let t = Instant::now();
+                    checked(c.call_tool(tool, args), tool);
+                    latencies.push((tool, t.elapsed()));
+                }
+                latencies
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for t in threads {
+        all.extend(t.join().expect("HTTP client thread"));
+    }
+    let secs = started.elapsed().as_secs_f64();
+    assert!(
+        !server
+            .stderr()
+            .to_ascii_lowercase()
+            .contains("database is locked"),
+        "{}",
+        server.stderr()
+    );
+    let status = server.stop();
+    assert!(status.success(), "{status:?}");
+    (all, secs)
+}
+
+/// The `p` quantile of sorted latencies, in milliseconds.
+fn quantile_ms(sorted: &[Duration], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i].as_secs_f64() * 1000.0
+}
+
+fn report(clients: usize, calls: Vec<(&'static str, Duration)>, secs: f64) {
+    let mut all: Vec<Duration> = calls.iter().map(|c| c.1).collect();
+    all.sort();
+    println!(
+        "HTTP load: {clients} clients, {} calls in {secs:.1} s ({:.1} calls/s), p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms, 0 errors",
+        all.len(),
+        all.len() as f64 / secs,
+        quantile_ms(&all, 0.50),
+        quantile_ms(&all, 0.99),
+        quantile_ms(&all, 1.0)
+    );
+    for tool in ["mira_recall", "mira_store", "mira_status"] {
+        let mut d: Vec<Duration> = calls.iter().filter(|c| c.0 == tool).map(|c| c.1).collect();
+        if d.is_empty() {
+            continue;
+        }
+        d.sort();
+        println!(
+            "  {tool}: {} calls, p50 {:.0} ms, p99 {:.0} ms",
+            d.len(),
+            quantile_ms(&d, 0.50),
+            quantile_ms(&d, 0.99)
+        );
+    }
+}
+
+#[test]
+fn http_serves_50_concurrent_clients_without_errors() {
+    let _serial = serial();
+    let (latencies, secs) = http_load(50, Duration::from_secs(4));
+    assert!(latencies.len() >= 50, "only {} calls", latencies.len());
+    report(50, latencies, secs);
+}
+
+/// The full 30-second run: `cargo test -p mira --test concurrency -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn http_50_clients_for_30_seconds() {
+    let _serial = serial();
+    let (latencies, secs) = http_load(50, Duration::from_secs(30));
+    report(50, latencies, secs);
+}

@@ -1,0 +1,48 @@
+//! Tool arguments: any JSON object parsed as each tool's arguments, then the value helpers and
+//! the use-case validators on what came through. None may panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mira::mcp::args::{self, *};
+use mira::usecases::validate;
+use serde_json::Value;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    if let Ok(a) = args::parse::<StoreArgs>("mira_store", obj.clone()) {
+        if let Some(c) = &a.content {
+            let _ = validate::content(c);
+        }
+        for name in [&a.wing, &a.room].into_iter().flatten() {
+            let _ = validate::name("wing", name);
+        }
+        if let Some(t) = &a.memory_type {
+            let _ = validate::memory_type(t);
+        }
+        if let Some(id) = &a.supersedes {
+            let _ = validate::memory_id(id);
+        }
+    }
+    if let Ok(a) = args::parse::<RecallArgs>("mira_recall", obj.clone()) {
+        let _ = args::budget(a.budget.as_ref(), 4000);
+        let _ = args::string_list("fallback_wings", a.fallback_wings.as_ref());
+    }
+    let _ = args::parse::<LoadArgs>("mira_load", obj.clone());
+    if let Ok(a) = args::parse::<TimelineArgs>("mira_timeline", obj.clone()) {
+        let _ = args::integer("limit", a.limit.as_ref(), "1 to 1000");
+        let _ = args::flag("include_archived", a.include_archived.as_ref());
+    }
+    if let Ok(a) = args::parse::<CausalArgs>("mira_causal_chain", obj.clone()) {
+        let _ = args::integer("max_depth", a.max_depth.as_ref(), "1 to 10");
+        let _ = args::flag("include_consequences", a.include_consequences.as_ref());
+    }
+    if let Ok(a) = args::parse::<ArchiveArgs>("mira_archive", obj.clone()) {
+        let _ = args::string_list("ids", a.ids.as_ref());
+        let _ = args::string_list("restore", a.restore.as_ref());
+    }
+    let _ = args::parse::<ClearArgs>("mira_clear_memory", obj.clone());
+    let _ = args::parse::<ForgetArgs>("mira_forget", obj.clone());
+    let _ = args::parse::<StatusArgs>("mira_status", obj);
+});
