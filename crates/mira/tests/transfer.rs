@@ -244,3 +244,38 @@ fn a_locomo_conversation_imports_one_memory_per_turn() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--format locomo"));
 }
+
+#[test]
+fn a_hand_written_minimal_line_imports_with_secrets_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.jsonl");
+    let line = serde_json::json!({
+        "id": "7f0c1d52-3a59-4d1e-9c43-0e2b3f0f6a11",
+        "wing": "ops",
+        "room": "facts",
+        "type": "fact",
+        "content": "The staging database login is admin with password=Hunter2Secret!",
+        "created_at": "2026-01-02T03:04:05Z"
+    });
+    std::fs::write(&file, format!("{line}\n")).unwrap();
+    let store_dir = tempfile::tempdir().unwrap();
+    let summary = import(store_dir.path(), &file);
+    assert!(summary.starts_with("Imported: 1 (1 embedded)"), "{summary}");
+    assert!(summary.contains("Secrets redacted: 1"), "{summary}");
+    let out = export(store_dir.path(), &[]);
+    let row: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let content = row["content"].as_str().unwrap();
+    assert!(
+        !content.contains("Hunter2Secret") && content.contains("[REDACTED"),
+        "{content}"
+    );
+    assert_eq!(row["created_at"], "2026-01-02T03:04:05.000Z");
+    assert!(
+        !row["tags"].as_array().unwrap().is_empty(),
+        "tags extracted"
+    );
+    assert!(
+        row["fingerprint"]["subjects"].is_array(),
+        "fingerprint extracted"
+    );
+}

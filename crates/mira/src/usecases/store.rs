@@ -91,7 +91,7 @@ pub fn content_hash(content: &str) -> String {
 
 /// The content as it will be stored: with obvious secrets replaced when
 /// `storage.redact_secrets` is on (the default), and how many were replaced.
-fn stored_content(app: &App, content: &str) -> UseCaseResult<(String, u32)> {
+pub fn stored_content(app: &App, content: &str) -> UseCaseResult<(String, u32)> {
     validate::content(content)?;
     if !app.config.storage.redact_secrets {
         return Ok((content.to_owned(), 0));

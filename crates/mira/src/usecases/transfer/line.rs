@@ -184,16 +184,15 @@ impl Line {
         })
     }
 
-    /// Reads and checks one line; `now` is the import time (unix ms), `min_entity_len` the
-    /// extraction setting used when the fingerprint must be extracted. The error says what is
-    /// wrong and how to fix it.
-    pub fn parse(text: &str, now: i64, min_entity_len: usize) -> Result<Parsed, String> {
-        let line: Line =
-            serde_json::from_str(text).map_err(|e| format!("not a memory line: {e}"))?;
-        line.check(now, min_entity_len)
+    /// Reads one line (its fields are checked by [`Line::check`]).
+    pub fn parse(text: &str) -> Result<Line, String> {
+        serde_json::from_str(text).map_err(|e| format!("not a memory line: {e}"))
     }
 
-    fn check(self, now: i64, min_entity_len: usize) -> Result<Parsed, String> {
+    /// Checks every field; `now` is the import time (unix ms), `min_entity_len` the extraction
+    /// setting used when the fingerprint must be extracted. The error says what is wrong and
+    /// how to fix it.
+    pub fn check(self, now: i64, min_entity_len: usize) -> Result<Parsed, String> {
         let id = parse_id("id", &self.id)?;
         validate::content(&self.content).map_err(|e| e.to_string())?;
         validate::name("wing", &self.wing).map_err(|e| e.to_string())?;
@@ -338,7 +337,7 @@ mod tests {
     const MINIMAL: &str = r#"{"id":"7f0c1d52-3a59-4d1e-9c43-0e2b3f0f6a11","wing":"w","room":"facts","type":"fact","content":"The API limit is 100 requests per minute.","created_at":"2026-01-02T03:04:05.678Z"}"#;
 
     fn parse(text: &str) -> Result<Parsed, String> {
-        Line::parse(text, 42, 2)
+        Line::parse(text)?.check(42, 2)
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! the file has no embedding (or one from another model); and LoCoMo conversations ingested as
 //! `mira eval` does.
 //!
+//! Content goes through the same secret redaction as a store (`storage.redact_secrets`).
 //! An import never stops at a bad line: the line is reported with its number and skipped.
 //! Memories already in the store (same id, or same content in the same wing) are skipped as
 //! duplicates, so importing a file twice changes nothing. Relations wait until both of their
@@ -11,7 +12,7 @@
 
 pub mod line;
 
-use super::store::store_batch;
+use super::store::{store_batch, stored_content};
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
 use anyhow::Context;
@@ -78,6 +79,8 @@ pub struct ImportReport {
     pub links: u64,
     /// Relations dropped because their other memory is in neither the file nor the store.
     pub dangling_links: u64,
+    /// Secrets replaced by `[REDACTED:<kind>]` (`storage.redact_secrets`).
+    pub redacted: u64,
     /// Lines (or turns) skipped, with the reason.
     pub errors: Vec<ImportError>,
 }
@@ -115,7 +118,12 @@ pub fn import_jsonl(
                 if text.is_empty() {
                     return Ok(None);
                 }
-                Line::parse(text, now, min_entity).map(Some)
+                let mut line = Line::parse(text)?;
+                let (content, redacted) =
+                    stored_content(app, &line.content).map_err(|e| e.to_string())?;
+                line.content = content;
+                job.report.redacted += u64::from(redacted);
+                line.check(now, min_entity).map(Some)
             });
         match parsed {
             Ok(None) => {}
@@ -146,6 +154,7 @@ pub fn import_locomo(app: &App, path: &Path, wing: Option<&str>) -> UseCaseResul
         match result {
             Ok(o) if o.stored => {
                 report.imported += 1;
+                report.redacted += u64::from(o.redacted);
                 report.embedded += 1;
                 report.links += o.links.len() as u64;
             }
@@ -295,6 +304,9 @@ pub fn render_report(r: &ImportReport) -> String {
         "Imported: {} ({} embedded)\nDuplicates skipped: {}\nLinks restored: {}\n",
         r.imported, r.embedded, r.duplicates, r.links
     );
+    if r.redacted > 0 {
+        let _ = writeln!(out, "Secrets redacted: {}", r.redacted);
+    }
     if r.dangling_links > 0 {
         let _ = writeln!(
             out,
