@@ -183,18 +183,6 @@ pub struct Memory {
     pub superseded_by: Option<MemoryId>,
 }
 
-/// The day a memory happened, as its indexed text carries it: `8 May 2023` (UTC). The lexical
-/// index computes the same form in SQL (migration `002_fts_dates`).
-pub fn day_text(at: chrono::DateTime<chrono::Utc>) -> String {
-    at.format("%-d %B %Y").to_string()
-}
-
-/// The text embedded for a memory (T2 input): its day, then its content. The date is part of
-/// what a memory says; measured on LoCoMo, it lets "when" and "in May" questions reach it.
-pub fn embedding_text(content: &str, at: chrono::DateTime<chrono::Utc>) -> String {
-    format!("{}: {content}", day_text(at))
-}
-
 /// Parses a memory id as printed by mira (`<uuid>`, `T0:<uuid>`, `ID: T0:<uuid>`, case-insensitive prefix).
 pub fn parse_memory_id(raw: &str) -> Result<MemoryId, String> {
     let mut s = raw.trim();

@@ -165,3 +165,63 @@ fn a_file_that_is_not_a_database_is_reported() {
         .to_string();
     assert!(err.contains("directory"), "{err}");
 }
+
+#[test]
+fn fts_also_indexes_the_day_a_memory_happened() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let day = |y, m, d| {
+        chrono::NaiveDate::from_ymd_opt(y, m, d)
+            .unwrap()
+            .and_hms_opt(13, 56, 0)
+            .unwrap()
+            .and_utc()
+    };
+    let mut may = memory("Caroline went to a support group.", "w");
+    may.memory.created_at = day(2023, 5, 8);
+    let mut june = memory("Melanie ran a charity race.", "w");
+    june.memory.created_at = day(2023, 6, 8);
+    store.insert_memories(&[may.clone(), june.clone()]).unwrap();
+    let ids = |q: &str| -> Vec<uuid::Uuid> {
+        store
+            .lexical_search(q, 10, &Scope::default())
+            .unwrap()
+            .into_iter()
+            .map(|h| h.0)
+            .collect()
+    };
+    assert_eq!(ids("what happened on 8 May 2023?")[0], may.memory.id);
+    assert_eq!(ids("June")[..], [june.memory.id]);
+    assert_eq!(
+        ids("charity")[..],
+        [june.memory.id],
+        "the text is still indexed"
+    );
+    store
+        .delete(&mira_store::DeleteScope::Memory(june.memory.id))
+        .unwrap();
+    assert!(ids("June").is_empty(), "deletes leave the index");
+}
+
+#[test]
+fn a_version_1_database_is_upgraded_with_its_rows_searchable() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mira.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(mira_store::MIGRATIONS[0].sql).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;
+             INSERT INTO schema_version VALUES (1, 'initial', 0);
+             INSERT INTO verbatims (id, wing, room, memory_type, content, content_hash, token_count, created_at, stored_at)
+             VALUES ('7f0c1d52-3a59-4d1e-9c43-0e2b3f0f6a11', 'w', 'facts', 'fact', 'Kubernetes runs staging.', 'h', 4, 1683554160000, 1683554160000);",
+        )
+        .unwrap();
+    }
+    let store = open(dir.path());
+    assert_eq!(store.schema_version().unwrap(), mira_store::LATEST_VERSION);
+    for q in ["kubernetes", "May 2023"] {
+        let hits = store.lexical_search(q, 10, &Scope::default()).unwrap();
+        assert_eq!(hits.len(), 1, "{q}");
+    }
+}

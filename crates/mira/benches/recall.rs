@@ -11,7 +11,6 @@
 
 use mira::usecases::recall::{recall, RecallRequest};
 use mira::usecases::store::{store_batch, StoreRequest};
-use mira_core::memory::embedding_text;
 use mira_embed::{EmbedError, Embedder, MiniLm};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -162,8 +161,6 @@ fn main() {
     let n_queries = env_list("MIRA_BENCH_QUERIES", "200")[0];
     let queries: Vec<String> = questions.into_iter().take(n_queries).collect();
     println!("size\tindex\tuncached p50\tuncached p99\tcached p50\tcached p99\t(ms, {} queries, budget 4000)", queries.len());
-    // Every memory happened on the same day, so the embedded text of each is known up front.
-    let at = chrono::Utc::now() - chrono::Duration::days(1);
     for size in env_list("MIRA_BENCH_SIZES", "1000,10000,100000") {
         let mut known = HashMap::new();
         let texts: Vec<String> = (0..size)
@@ -178,7 +175,7 @@ fn main() {
                         perturb(&vectors[base], i, 0.02),
                     )
                 };
-                known.insert(embedding_text(&text, at), v);
+                known.insert(text.clone(), v);
                 text
             })
             .collect();
@@ -198,7 +195,6 @@ fn main() {
                     content: t.clone(),
                     wing: "bench".into(),
                     memory_type: Some("fact".into()),
-                    created_at: Some(at),
                     ..StoreRequest::default()
                 })
                 .collect();

@@ -7,7 +7,7 @@ use crate::App;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use mira_core::causal::{self, CausalCandidate, CausalParams};
-use mira_core::memory::{embedding_text, Memory, MemoryId, MemoryType, RelationType};
+use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
 use mira_core::{classify, fingerprint, render, tags, tokens};
 use mira_store::{NewEdge, NewMemory, NewTag};
 use serde::Serialize;
@@ -312,7 +312,7 @@ pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
     }
     let embedding = app
         .embedder()?
-        .embed(&embedding_text(&p.memory.content, p.memory.created_at))
+        .embed(&p.memory.content)
         .context("embedding failed")?;
     let (new, outcome) = new_memory(app, p, embedding)?;
     let seq = app.store.insert_memory(&new)?;
@@ -384,11 +384,10 @@ fn store_chunk(
         }
     }
     let chunk = fresh;
-    let texts: Vec<String> = chunk
+    let texts: Vec<&str> = chunk
         .iter()
-        .map(|(_, p)| embedding_text(&p.memory.content, p.memory.created_at))
+        .map(|(_, p)| p.memory.content.as_str())
         .collect();
-    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
     let vectors = app
         .embedder()?
         .embed_batch(&texts)

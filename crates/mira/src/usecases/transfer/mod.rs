@@ -17,7 +17,7 @@ use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
 use anyhow::Context;
 use line::{Line, Parsed};
-use mira_core::memory::{embedding_text, MemoryId};
+use mira_core::memory::MemoryId;
 use mira_store::{Relation, RestoreMemory, StoredEmbedding};
 use serde::Serialize;
 use std::collections::HashSet;
@@ -230,15 +230,11 @@ impl<'a> Import<'a> {
     fn flush(&mut self) -> UseCaseResult<()> {
         let batch = std::mem::take(&mut self.batch);
         let model = &self.app.config.embeddings.current_model;
-        let missing: Vec<String> = batch
+        let missing: Vec<&str> = batch
             .iter()
             .filter(|p| p.embedding.as_ref().is_none_or(|e| &e.model != model))
-            .map(|p| {
-                let at = chrono::DateTime::from_timestamp_millis(p.record.created_at);
-                embedding_text(&p.record.content, at.unwrap_or_default())
-            })
+            .map(|p| p.record.content.as_str())
             .collect();
-        let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
         let mut fresh = if missing.is_empty() {
             Vec::new()
         } else {
