@@ -567,6 +567,9 @@ pub struct MetricsConfig {
     pub prometheus_addr: String,
     /// Reference key (unused).
     pub report_interval_seconds: u64,
+    /// When set, `/metrics` and `/health` require `Authorization: Bearer <token>`
+    /// (`/health/live` and `/health/ready` stay open for probes).
+    pub auth_token: Option<String>,
 }
 impl Default for MetricsConfig {
     fn default() -> Self {
@@ -574,6 +577,7 @@ impl Default for MetricsConfig {
             enabled: true,
             prometheus_addr: "127.0.0.1:9090".into(),
             report_interval_seconds: 60,
+            auth_token: None,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! them through the CLI (and, later, MCP and HTTP).
 
 pub mod app;
+pub mod bearer;
 pub mod cli;
 pub mod config;
 pub mod eval;

@@ -344,3 +344,69 @@ fn serve_over_http_serves_metrics_in_the_same_process() {
         .status();
     let _ = child.wait();
 }
+
+fn get_with_token(url: &str, token: &str) -> u16 {
+    reqwest::blocking::Client::new()
+        .get(url)
+        .bearer_auth(token)
+        .send()
+        .unwrap_or_else(|e| panic!("GET {url}: {e}"))
+        .status()
+        .as_u16()
+}
+
+#[test]
+fn metrics_can_require_a_token_and_no_secret_reaches_logs_or_status() {
+    let _serial = mcp_common::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        "mcp:\n  http:\n    auth_token: mcp-s3cret-token\nmetrics:\n  auth_token: metrics-s3cret-token\n\
+         webhooks:\n  enabled: true\n  max_retries: 0\n  endpoints:\n    - url: http://hook-user:hook-pw-s3cret@127.0.0.1:9/hook?key=query-s3cret\n      secret: hmac-s3cret-key\n",
+    )
+    .expect("write config");
+    let config = config.to_string_lossy().into_owned();
+    let mut client = StdioClient::spawn_command(with_metrics(mira_command(
+        dir.path(),
+        &["--config", &config, "--log", "debug", "serve"],
+    )));
+    let base = metrics_addr(|| client.stderr());
+    client.initialize();
+    let r = client.call_tool(
+        "mira_store",
+        json!({"content": "The staging cluster runs on port 8443.", "wing": "ops"}),
+    );
+    assert!(!mcp_common::is_error(&r), "{r}");
+    let r = client.call_tool("mira_status", json!({}));
+    let status_tool = r.to_string();
+
+    assert_eq!(get(&format!("{base}/metrics")).0, 401);
+    assert_eq!(get(&format!("{base}/health")).0, 401);
+    assert_eq!(get_with_token(&format!("{base}/metrics"), "wrong"), 401);
+    assert_eq!(
+        get_with_token(&format!("{base}/metrics"), "metrics-s3cret-token"),
+        200
+    );
+    assert_eq!(
+        get(&format!("{base}/health/live")).0,
+        200,
+        "probes stay open"
+    );
+    assert_eq!(get(&format!("{base}/health/ready")).0, 200);
+
+    // The webhook delivery to the closed port fails and is dead-lettered (logged) meanwhile.
+    std::thread::sleep(Duration::from_millis(1500));
+    let logs = client.stderr();
+    assert!(logs.contains("DEBUG") || logs.contains("debug"), "{logs}");
+    let (_, _) = client.close();
+    let status_cli = common::stdout(
+        common::mira(&dir.path().join("store")).args(["--config", &config, "status", "--json"]),
+    );
+    assert!(
+        !status_tool.contains("s3cret"),
+        "mira_status: {status_tool}"
+    );
+    assert!(!status_cli.contains("s3cret"), "mira status: {status_cli}");
+    assert!(!logs.contains("s3cret"), "logs: {logs}");
+}

@@ -6,7 +6,7 @@ use super::frame::{classify, error_frame, Parsed, MAX_FRAME_BYTES};
 use super::server::MiraServer;
 use anyhow::{Context, Result};
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{header, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -49,15 +49,10 @@ pub async fn serve(server: MiraServer, addr: SocketAddr) -> Result<()> {
     sessions.session_config.keep_alive = Some(SESSION_IDLE_TIMEOUT);
     let service =
         StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
-    let mut router = axum::Router::new()
+    let router = axum::Router::new()
         .route_service(PATH, service)
         .layer(axum::middleware::from_fn(check_frame));
-    if let Some(token) = token {
-        router = router.layer(axum::middleware::from_fn_with_state(
-            Arc::new(format!("Bearer {token}")),
-            require_token,
-        ));
-    }
+    let router = crate::bearer::protect(router, token.as_deref(), "mcp.http.auth_token");
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
         format!("cannot listen on {addr} (mcp.http.addr / --http): is another server using it?")
     })?;
@@ -103,44 +98,5 @@ async fn check_frame(request: Request, next: Next) -> Response {
         }
         Parsed::Skip => StatusCode::ACCEPTED.into_response(),
         Parsed::Answer(frame) => rpc_error(StatusCode::BAD_REQUEST, frame),
-    }
-}
-
-/// Requires `Authorization: Bearer <mcp.http.auth_token>`.
-async fn require_token(
-    State(expected): State<Arc<String>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let given = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .map(|v| v.as_bytes())
-        .unwrap_or_default();
-    if constant_time_eq(given, expected.as_bytes()) {
-        next.run(request).await
-    } else {
-        (
-            StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer")],
-            "missing or wrong bearer token (mcp.http.auth_token)\n",
-        )
-            .into_response()
-    }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn token_comparison() {
-        assert!(constant_time_eq(b"Bearer abc", b"Bearer abc"));
-        assert!(!constant_time_eq(b"Bearer abd", b"Bearer abc"));
-        assert!(!constant_time_eq(b"", b"Bearer abc"));
     }
 }

@@ -58,12 +58,14 @@ impl OpsServer {
         }
         let slot: Slot = Arc::default();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let router = axum::Router::new()
+        let detailed = axum::Router::new()
             .route("/health", get(full_health))
-            .route("/health/live", get(live))
-            .route("/health/ready", get(ready))
-            .route("/metrics", get(metrics))
-            .with_state(slot.clone());
+            .route("/metrics", get(metrics));
+        let router =
+            crate::bearer::protect(detailed, config.auth_token.as_deref(), "metrics.auth_token")
+                .route("/health/live", get(live))
+                .route("/health/ready", get(ready))
+                .with_state(slot.clone());
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
