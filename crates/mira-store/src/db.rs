@@ -106,10 +106,15 @@ fn check_read_only_schema(conn: &Connection, path: &Path) -> Result<()> {
 }
 
 /// One IMMEDIATE transaction on `conn` around `f`, committed when `f` returns `Ok`.
-fn write_in<T>(conn: &mut Connection, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+fn write_in<T, E: From<StoreError>>(
+    conn: &mut Connection,
+    f: impl FnOnce(&Transaction<'_>) -> std::result::Result<T, E>,
+) -> std::result::Result<T, E> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(StoreError::from)?;
     let out = f(&tx)?;
-    tx.commit()?;
+    tx.commit().map_err(StoreError::from)?;
     Ok(out)
 }
 
@@ -181,8 +186,7 @@ impl Store {
 
     /// Runs `f` inside one IMMEDIATE write transaction, committed when `f` returns `Ok`.
     pub fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
-        let mut conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        write_in(&mut conn, f).map_err(|e| match e {
+        self.write_with(f).map_err(|e| match e {
             StoreError::Sqlite(rusqlite::Error::SqliteFailure(ref f, _))
                 if f.code == rusqlite::ErrorCode::ReadOnly =>
             {
@@ -194,8 +198,26 @@ impl Store {
         })
     }
 
+    /// [`Store::write`] for callers with their own error type: an error of `f` rolls the
+    /// transaction back and is returned unchanged.
+    pub fn write_with<T, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        let mut conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        write_in(&mut conn, f)
+    }
+
     /// Runs `f` with a read connection from the pool (sees every committed write).
     pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        self.read_with(f)
+    }
+
+    /// [`Store::read`] for callers with their own error type.
+    pub fn read_with<T, E>(
+        &self,
+        f: impl FnOnce(&Connection) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
         // Try each reader without blocking, then wait on one chosen by thread id.
         for r in &self.readers {
             if let Ok(conn) = r.try_lock() {

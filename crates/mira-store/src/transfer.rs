@@ -249,23 +249,25 @@ impl Store {
     /// Calls `visit` with every memory (of `wing`, or all), ordered by `created_at` then `seq`,
     /// with its fingerprint, tags, incoming causal edges and, when `embeddings` is true, its
     /// embedding. Reads one consistent snapshot. Returns how many memories were visited; stops
-    /// at the first error of `visit`.
-    pub fn export_memories(
+    /// at the first error of `visit`, which is returned unchanged.
+    pub fn export_memories<E: From<StoreError>>(
         &self,
         wing: Option<&str>,
         embeddings: bool,
-        mut visit: impl FnMut(FullMemory) -> Result<()>,
-    ) -> Result<u64> {
-        self.read(|conn| {
-            conn.execute_batch("BEGIN")?;
+        mut visit: impl FnMut(FullMemory) -> std::result::Result<(), E>,
+    ) -> std::result::Result<u64, E> {
+        self.read_with(|conn| {
+            conn.execute_batch("BEGIN").map_err(StoreError::from)?;
             let result = (|| {
-                let mut stmt = conn.prepare(&format!(
-                    "SELECT {FULL_COLUMNS} FROM verbatims v JOIN fingerprints f ON f.memory_id = v.id
+                let mut stmt = conn
+                    .prepare(&format!(
+                        "SELECT {FULL_COLUMNS} FROM verbatims v JOIN fingerprints f ON f.memory_id = v.id
                      WHERE ?1 IS NULL OR v.wing = ?1 ORDER BY v.created_at, v.seq"
-                ))?;
-                let mut rows = stmt.query([wing])?;
+                    ))
+                    .map_err(StoreError::from)?;
+                let mut rows = stmt.query([wing]).map_err(StoreError::from)?;
                 let mut n = 0u64;
-                while let Some(row) = rows.next()? {
+                while let Some(row) = rows.next().map_err(StoreError::from)? {
                     visit(read_full(conn, row, embeddings)?)?;
                     n += 1;
                 }
@@ -351,7 +353,7 @@ mod tests {
         store
             .export_memories(None, embeddings, |m| {
                 out.push(m);
-                Ok(())
+                Ok::<_, StoreError>(())
             })
             .unwrap();
         out

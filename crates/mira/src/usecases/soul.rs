@@ -14,7 +14,6 @@ use mira_soul::service::{
     RecallOutcome, RecallRequest, StatusOutcome, SwapOutcome,
 };
 use mira_soul::{Patch, Settings, SoulError};
-use mira_store::StoreError;
 use rusqlite::Connection;
 
 /// SOUL's settings from the `soul:` section of the config.
@@ -42,36 +41,15 @@ impl From<SoulError> for UseCaseError {
     }
 }
 
-/// Passes a SOUL result through a store closure: a failure becomes the store error that makes
-/// the store roll back (a write) or return, and its cause is kept in `failed` for [`finish`].
-fn guarded<T>(failed: &mut Option<SoulError>, r: Result<T, SoulError>) -> mira_store::Result<T> {
-    r.map_err(|e| {
-        let abort = StoreError::Corrupt(e.to_string());
-        *failed = Some(e);
-        abort
-    })
-}
-
-/// The outcome of a store closure run through [`guarded`]: SOUL's own error when it failed.
-fn finish<T>(done: mira_store::Result<T>, failed: Option<SoulError>) -> UseCaseResult<T> {
-    match failed {
-        Some(e) => Err(e.into()),
-        None => Ok(done?),
-    }
-}
-
 /// Runs `f` in one write transaction, committed only when it succeeds.
 fn write<T>(app: &App, f: impl FnOnce(&Connection) -> Result<T, SoulError>) -> UseCaseResult<T> {
-    let mut failed = None;
-    let done = app.store.write(|tx| guarded(&mut failed, f(tx)));
-    finish(done, failed)
+    app.store.write_with(|tx| f(tx).map_err(UseCaseError::from))
 }
 
 /// Runs `f` on a read connection.
 fn read<T>(app: &App, f: impl FnOnce(&Connection) -> Result<T, SoulError>) -> UseCaseResult<T> {
-    let mut failed = None;
-    let done = app.store.read(|conn| guarded(&mut failed, f(conn)));
-    finish(done, failed)
+    app.store
+        .read_with(|conn| f(conn).map_err(UseCaseError::from))
 }
 
 fn now() -> i64 {

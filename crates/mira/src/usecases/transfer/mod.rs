@@ -35,26 +35,13 @@ pub fn export(
     if let Some(w) = wing {
         validate::name("wing", w)?;
     }
-    let mut failure: Option<anyhow::Error> = None;
     let n = app.store.export_memories(wing, embeddings, |m| {
-        let written = Line::from_full(m)
-            .map_err(anyhow::Error::msg)
-            .and_then(|l| Ok(serde_json::to_string(&l)?))
-            .and_then(|text| Ok(writeln!(out, "{text}")?));
-        written.map_err(|e| {
-            let msg = e.to_string();
-            failure = Some(e);
-            mira_store::StoreError::Corrupt(msg)
-        })
+        let line = Line::from_full(m).map_err(anyhow::Error::msg)?;
+        writeln!(out, "{}", serde_json::to_string(&line)?)?;
+        Ok::<_, anyhow::Error>(())
     });
-    match (n, failure) {
-        (_, Some(e)) => Err(UseCaseError::Internal(e.context("export failed"))),
-        (Err(e), None) => Err(e.into()),
-        (Ok(n), None) => {
-            out.flush().context("export failed")?;
-            Ok(n)
-        }
-    }
+    let n = n.and_then(|n| Ok(out.flush().map(|_| n)?));
+    n.map_err(|e| UseCaseError::Internal(e.context("export failed")))
 }
 
 /// A line (or turn) that could not be imported.
