@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A long crash run: `mira serve` is SIGKILLed at seeded random moments while it stores, then a
-# new process checks that every acknowledged memory survived (crates/mira/tests/crash_harness.rs).
+# new process checks that every acknowledged memory survived (crates/mira/tests/it/crash_harness.rs).
 #
 #   scripts/crash-test.sh [KILLS] [SEED]     (defaults: 200 kills, a seed from the clock)
 #
@@ -10,4 +10,4 @@ cd "$(dirname "$0")/.."
 export MIRA_CRASH_KILLS="${1:-200}"
 export MIRA_CRASH_SEED="${2:-$(date +%s)}"
 echo "crash test: ${MIRA_CRASH_KILLS} kills, seed ${MIRA_CRASH_SEED}"
-cargo test -p mira --release --test crash_harness -- --nocapture
+cargo test -p mira --release --test it crash_harness -- --nocapture

@@ -7,9 +7,7 @@
 //! `scripts/crash-test.sh` runs a long series.
 #![cfg(unix)]
 
-mod mcp_common;
-
-use mcp_common::{is_error, serial, text, StdioClient};
+use crate::mcp_common::{is_error, serial, text, StdioClient};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::Path;

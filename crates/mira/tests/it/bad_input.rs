@@ -1,10 +1,8 @@
 //! The bad-input table: hostile or broken input through the public surfaces (MCP over stdio and
 //! the CLI). Every case must get an error that says what is wrong, and nothing may be stored.
 
-mod common;
-mod mcp_common;
-
-use mcp_common::{is_error, serial, text, StdioClient};
+use crate::common;
+use crate::mcp_common::{is_error, serial, text, StdioClient};
 use serde_json::{json, Value};
 use std::path::Path;
 

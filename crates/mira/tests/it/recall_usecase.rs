@@ -1,8 +1,6 @@
 //! The recall use case, driven through the crate API with the real model.
 
-mod common;
-
-use common::{app, SEED};
+use crate::common::{app, SEED};
 use mira::usecases::recall::{recall, RecallRequest};
 use mira::usecases::store::{store, StoreRequest};
 use mira::usecases::UseCaseError;

@@ -2,8 +2,7 @@
 //! events of every use case, retry then success, retries exhausted → dead letter → `mira
 //! webhooks replay`, the circuit breaker, a full queue, and refused cross-host redirects.
 
-mod common;
-
+use crate::common;
 use hmac::{Hmac, KeyInit, Mac};
 use mira::config::{WebhookEndpoint, WebhookEndpointDetail};
 use mira::usecases::store::{store, StoreRequest};

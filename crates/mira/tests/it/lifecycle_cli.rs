@@ -1,10 +1,8 @@
 //! The lifecycle commands through the real binary: timeline, causal, archive, clear, forget.
 
-mod common;
-
 use assert_cmd::Command;
 
-use common::{mira, stdout};
+use crate::common::{mira, stdout};
 use std::path::Path;
 
 /// Runs a command expected to fail with `code`; returns its stderr.

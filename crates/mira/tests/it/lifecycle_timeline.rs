@@ -1,9 +1,7 @@
 //! The timeline use case: filters, dates, pagination, archived and superseded memories.
 
-mod common;
-
+use crate::common::hash_app;
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use common::hash_app;
 use mira::usecases::archive::{archive, ArchiveRequest};
 use mira::usecases::store::{store, store_batch, StoreRequest};
 use mira::usecases::timeline::{render_text, timeline, TimelineRequest};

@@ -2,10 +2,8 @@
 //! tool over MCP stdio, the tools' absence without it, the fallback when SOUL cannot start,
 //! and `mira soul` on the command line.
 
-mod common;
-mod mcp_common;
-
-use mcp_common::*;
+use crate::common;
+use crate::mcp_common::*;
 use serde_json::{json, Value};
 use std::path::Path;
 

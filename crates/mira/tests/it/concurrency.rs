@@ -5,9 +5,7 @@
 //! transactions), and each process's vector index picks up rows the other wrote before every
 //! recall (`usecases::recall::sync_index`).
 
-mod mcp_common;
-
-use mcp_common::{is_error, serial, text, HttpClient, HttpServer, StdioClient};
+use crate::mcp_common::{is_error, serial, text, HttpClient, HttpServer, StdioClient};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -282,7 +280,7 @@ fn http_serves_50_concurrent_clients_without_errors() {
     report(50, latencies, secs);
 }
 
-/// The full 30-second run: `cargo test -p mira --test concurrency -- --ignored --nocapture`.
+/// The full 30-second run: `cargo test -p mira --test it concurrency -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn http_50_clients_for_30_seconds() {

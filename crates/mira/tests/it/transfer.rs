@@ -1,8 +1,6 @@
 //! `mira export` and `mira import` through the real binary (and the crate API for the setup).
 
-mod common;
-
-use common::{app, mira, stdout, SEED};
+use crate::common::{app, mira, stdout, SEED};
 use mira::usecases::archive::{archive, ArchiveRequest};
 use mira::usecases::store::{store, StoreRequest};
 use std::path::Path;

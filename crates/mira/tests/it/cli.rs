@@ -1,10 +1,9 @@
 //! The command line, driven as a user would: the real binary, the real model.
 
-mod common;
-
+use crate::common;
 use assert_cmd::Command;
 
-use common::{mira, stdout};
+use crate::common::{mira, stdout};
 
 #[test]
 fn version_and_migrate() {

@@ -1,9 +1,7 @@
 //! The causal chain use case: S9/S10 with the real model, depth bound, cycles, id forms.
 
-mod common;
-
+use crate::common::{app, hash_app};
 use chrono::{Duration, TimeZone, Utc};
-use common::{app, hash_app};
 use mira::usecases::causal::{causal_chain, render_text, CausalRequest};
 use mira::usecases::load::load;
 use mira::usecases::store::{store, StoreRequest};

@@ -1,8 +1,7 @@
 //! The store and load use cases, driven through the crate API.
 
-mod common;
-
-use common::{app, hash_app, SEED};
+use crate::common;
+use crate::common::{app, hash_app, SEED};
 use mira::usecases::load::load;
 use mira::usecases::store::{store, store_batch, StoreRequest};
 use mira::usecases::UseCaseError;

@@ -1,9 +1,7 @@
 //! The clear and forget use cases: confirmation, scopes, counts, and that nothing deleted comes
 //! back from recall, timeline, load, FTS or the index, also after a restart.
 
-mod common;
-
-use common::hash_app;
+use crate::common::hash_app;
 use mira::usecases::clear::{
     clear, forget, render_forget_text, render_text, ClearRequest, ClearScope,
 };

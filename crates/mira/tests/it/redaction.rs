@@ -1,9 +1,7 @@
 //! Secret redaction on store (`storage.redact_secrets`), driven through the store, load and
 //! recall use cases.
 
-mod common;
-
-use common::{config_in, hash_app};
+use crate::common::{config_in, hash_app};
 use mira::config::Config;
 use mira::usecases::load::load;
 use mira::usecases::recall::{recall, RecallRequest};

@@ -1,10 +1,9 @@
 //! The archive use case: thresholds (S13), dry run, explicit age and ids, recall and index
 //! exclusion, un-archive, overlap cache purge.
 
-mod common;
-
+use crate::common;
+use crate::common::hash_app;
 use chrono::{Duration, Utc};
-use common::hash_app;
 use mira::usecases::archive::{
     archive, render_text, render_unarchive_text, unarchive, ArchiveRequest,
 };

@@ -2,10 +2,9 @@
 //! health, `/metrics` as Prometheus text that moves with the work done, and the server running
 //! beside both MCP transports of `mira serve`.
 
-mod common;
-mod mcp_common;
-
-use mcp_common::{mira_command, HttpClient, StdioClient};
+use crate::common;
+use crate::mcp_common;
+use crate::mcp_common::{mira_command, HttpClient, StdioClient};
 use mira::ops::OpsServer;
 use mira::usecases::store::{store, StoreRequest};
 use serde_json::{json, Value};

@@ -1,8 +1,6 @@
 //! MCP over stdio, end to end: the real binary, JSON-RPC over its stdin/stdout.
 
-mod mcp_common;
-
-use mcp_common::*;
+use crate::mcp_common::*;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 

@@ -1,8 +1,6 @@
 //! MCP over streamable HTTP, end to end: `mira serve --http` with concurrent clients.
 
-mod mcp_common;
-
-use mcp_common::*;
+use crate::mcp_common::*;
 use serde_json::json;
 use std::io::Read;
 use std::thread;

@@ -1,0 +1,4 @@
+//! The integration tests of this crate, one binary: each module was a test file of its own.
+
+mod allocator_props;
+mod extraction_props;

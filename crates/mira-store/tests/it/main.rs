@@ -1,0 +1,5 @@
+//! The integration tests of this crate, one binary: each module was a test file of its own.
+
+mod index_behaviour;
+mod index_recall_real;
+mod repo;

@@ -1,0 +1,24 @@
+//! The integration tests of `mira`, one binary: each module was a test file of its own.
+
+mod bad_input;
+mod cli;
+mod common;
+mod concurrency;
+#[cfg(unix)]
+mod crash_harness;
+mod eval_locomo;
+mod lifecycle_archive;
+mod lifecycle_causal;
+mod lifecycle_clear;
+mod lifecycle_cli;
+mod lifecycle_timeline;
+mod mcp_common;
+mod mcp_http;
+mod mcp_stdio;
+mod ops_http;
+mod recall_usecase;
+mod redaction;
+mod soul_mcp;
+mod store_usecase;
+mod transfer;
+mod webhooks;
