@@ -20,6 +20,8 @@ pub mod allocate;
 pub mod cluster;
 pub mod expand;
 pub mod fusion;
+pub mod lexical;
+pub mod rank;
 pub mod render;
 pub mod rerank;
 pub mod score;

@@ -39,6 +39,9 @@ pub const FILTERED_INSTRUCTION: &str = "[filtered potential instruction from mem
 pub const FILTERED_SEPARATOR: &str = "[filtered section separator from memory]";
 /// What a query that looks like an instruction is echoed as.
 pub const FILTERED_QUERY: &str = "[filtered potential instruction]";
+/// Version of the section format: section costs stored with a memory are valid only for the
+/// version they were computed with. Bump it whenever [`section`] renders differently.
+pub const RENDER_VERSION: u32 = 1;
 /// The largest section index whose cost equals [`mode_costs`]; the allocator selects at most
 /// this many memories.
 pub const MAX_SECTION_INDEX: usize = 999;

@@ -1,9 +1,8 @@
 //! Text helpers shared by extraction and recall: cleaning, word splitting, stop words.
 
-/// English and French stop words (lower case), ignored by keywords, query expansion and reranking.
+/// English stop words (lower case), dropped by the lexical analyzer ([`crate::lexical`]).
 #[rustfmt::skip]
-pub const STOP_WORDS: &[&str] = &[
-    // English
+pub const ENGLISH_STOP_WORDS: &[&str] = &[
     "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any",
     "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both",
     "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few",
@@ -16,7 +15,13 @@ pub const STOP_WORDS: &[&str] = &[
     "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which",
     "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself",
     "yourselves", "although", "though", "yet", "ever", "let", "lets", "get", "got",
-    // French
+    // what is left of contractions and possessives once apostrophes split words
+    "s", "t", "d", "ll", "m", "re", "ve",
+];
+
+/// French stop words (lower case).
+#[rustfmt::skip]
+pub const FRENCH_STOP_WORDS: &[&str] = &[
     "le", "la", "les", "un", "une", "des", "du", "de", "et", "ou", "mais", "donc", "or", "ni",
     "car", "si", "que", "qui", "quoi", "dont", "où", "comment", "pourquoi", "quand", "à", "au",
     "aux", "en", "dans", "sur", "sous", "par", "pour", "avec", "sans", "contre", "vers", "chez",
@@ -27,11 +32,26 @@ pub const STOP_WORDS: &[&str] = &[
 ];
 
 static STOP_WORD_SET: std::sync::LazyLock<std::collections::HashSet<&'static str>> =
-    std::sync::LazyLock::new(|| STOP_WORDS.iter().copied().collect());
+    std::sync::LazyLock::new(|| {
+        ENGLISH_STOP_WORDS
+            .iter()
+            .chain(FRENCH_STOP_WORDS)
+            .copied()
+            .collect()
+    });
 
-/// Whether `word` (already lower case) is a stop word.
+static ENGLISH_STOP_WORD_SET: std::sync::LazyLock<std::collections::HashSet<&'static str>> =
+    std::sync::LazyLock::new(|| ENGLISH_STOP_WORDS.iter().copied().collect());
+
+/// Whether `word` (already lower case) is an English or French stop word (keywords, query
+/// expansion and reranking ignore them).
 pub fn is_stop_word(word: &str) -> bool {
     STOP_WORD_SET.contains(word)
+}
+
+/// Whether `word` (already lower case) is an English stop word.
+pub fn is_english_stop_word(word: &str) -> bool {
+    ENGLISH_STOP_WORD_SET.contains(word)
 }
 
 /// `word` in lower case, borrowed when it has no upper-case letter.

@@ -44,6 +44,7 @@ pub struct Store {
     path: PathBuf,
     writer: Mutex<Connection>,
     readers: Vec<Mutex<Connection>>,
+    read_only: bool,
 }
 
 impl std::fmt::Debug for Store {
@@ -68,9 +69,14 @@ fn configure(conn: &Connection, opts: &SqliteOptions, path: &Path) -> Result<()>
     check_pragma_word("journal_mode", &opts.journal_mode)?;
     check_pragma_word("synchronous", &opts.synchronous)?;
     check_pragma_word("temp_store", &opts.temp_store)?;
-    let not_db = |e: rusqlite::Error| StoreError::NotADatabase {
-        path: path.to_path_buf(),
-        message: e.to_string(),
+    let not_db = |e: rusqlite::Error| {
+        if is_busy(&e) {
+            return StoreError::Sqlite(e);
+        }
+        StoreError::NotADatabase {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        }
     };
     // The first statement that reads the file tells us whether it is a database at all.
     conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
@@ -103,6 +109,44 @@ fn check_read_only_schema(conn: &Connection, path: &Path) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// Configures the writer connection and brings the schema up to date. Another process opening
+/// the same new file at the same moment can make a step fail with `SQLITE_BUSY` without SQLite
+/// calling the busy handler (switching the journal to WAL, or the first read of a WAL being
+/// initialised), so the whole preparation is retried until `opts.busy_timeout` has passed.
+fn prepare(
+    conn: &mut Connection,
+    opts: &SqliteOptions,
+    path: &Path,
+    read_only: bool,
+) -> Result<()> {
+    let started = std::time::Instant::now();
+    let mut pause = Duration::from_millis(5);
+    loop {
+        let attempt = configure(conn, opts, path).and_then(|()| {
+            if read_only {
+                check_read_only_schema(conn, path)
+            } else {
+                migrations::migrate(conn).map(drop)
+            }
+        });
+        match attempt {
+            Err(StoreError::Sqlite(e)) if is_busy(&e) && started.elapsed() < opts.busy_timeout => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(200));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Whether `e` is SQLite's "database is locked" (or busy).
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 /// One IMMEDIATE transaction on `conn` around `f`, committed when `f` returns `Ok`.
@@ -146,12 +190,7 @@ impl Store {
         } else {
             Connection::open(path)?
         };
-        configure(&writer, opts, path)?;
-        if read_only {
-            check_read_only_schema(&writer, path)?;
-        } else {
-            migrations::migrate(&mut writer)?;
-        }
+        prepare(&mut writer, opts, path, read_only)?;
         let mut readers = Vec::with_capacity(opts.readers.max(1));
         for _ in 0..opts.readers.max(1) {
             let conn = Connection::open_with_flags(
@@ -171,12 +210,18 @@ impl Store {
             path: path.to_path_buf(),
             writer: Mutex::new(writer),
             readers,
+            read_only,
         })
     }
 
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether the file was opened read-only (every write fails with `ReadOnly`).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
     }
 
     /// The schema version applied to the database.

@@ -25,6 +25,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "fts_dates",
         sql: include_str!("../migrations/002_fts_dates.sql"),
     },
+    Migration {
+        version: 3,
+        name: "change_log_and_costs",
+        sql: include_str!("../migrations/003_change_log_and_costs.sql"),
+    },
 ];
 
 /// The schema version this build writes.

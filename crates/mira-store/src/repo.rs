@@ -3,10 +3,11 @@
 
 use crate::transfer::{MemoryRecord, StoredEmbedding};
 use crate::{Result, Store, StoreError};
+use mira_core::allocate::ModeCosts;
 use mira_core::fingerprint::Fingerprint;
 use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
 use rusqlite::{params, Connection, OptionalExtension, Row};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// A tag to store with a memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +52,8 @@ pub struct NewMemory {
     pub edges: Vec<NewEdge>,
     /// Earlier memories this one supersedes (they get `superseded_by` = this id).
     pub supersedes: Vec<MemoryId>,
+    /// Token cost of each render mode's section ([`mira_core::render::mode_costs`]).
+    pub costs: ModeCosts,
 }
 
 /// One edge as seen from a loaded memory.
@@ -258,15 +261,63 @@ impl Store {
         })
     }
 
-    /// Loads the memories with these ids (missing ids are skipped), in the order given.
-    pub fn memories_by_ids(&self, ids: &[MemoryId]) -> Result<Vec<LoadedMemory>> {
-        let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            if let Some(m) = self.load(*id)? {
-                out.push(m);
-            }
+    /// The memories with these ids (T0 and T1, without tags or edges), read in one query per
+    /// 500 ids; missing ids are absent from the map.
+    pub fn memories(&self, ids: &[MemoryId]) -> Result<HashMap<MemoryId, Memory>> {
+        let mut out = HashMap::with_capacity(ids.len());
+        for chunk in ids.chunks(500) {
+            self.read(|conn| {
+                let sql = format!(
+                    "SELECT {MEMORY_COLUMNS} FROM verbatims v JOIN fingerprints f ON f.memory_id = v.id \
+                     WHERE v.id IN ({})",
+                    vec!["?"; chunk.len()].join(",")
+                );
+                let mut stmt = conn.prepare_cached(&sql)?;
+                let keys: Vec<String> = chunk.iter().map(|i| i.to_string()).collect();
+                let rows = stmt.query_map(rusqlite::params_from_iter(keys.iter()), memory_from_row)?;
+                for row in rows {
+                    let (m, _, _) = row?;
+                    out.insert(m.id, m);
+                }
+                Ok(())
+            })?;
         }
         Ok(out)
+    }
+
+    /// Up to `limit` memories whose stored section costs are missing or were computed for
+    /// another render format than `version`.
+    pub fn uncosted(&self, version: u32, limit: usize) -> Result<Vec<Memory>> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached(&format!(
+                "SELECT {MEMORY_COLUMNS} FROM verbatims v JOIN fingerprints f ON f.memory_id = v.id \
+                 WHERE v.cost_version IS NULL OR v.cost_version <> ?1 LIMIT ?2"
+            ))?;
+            let rows = stmt.query_map(params![version, limit as i64], memory_from_row)?;
+            Ok(rows
+                .map(|r| r.map(|(m, _, _)| m))
+                .collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+    }
+
+    /// Stores section costs computed for render format `version`.
+    pub fn set_costs(&self, costs: &[(MemoryId, ModeCosts)], version: u32) -> Result<()> {
+        self.write(|tx| {
+            let mut stmt = tx.prepare_cached(
+                "UPDATE verbatims SET cost_header = ?1, cost_fingerprint = ?2, cost_verbatim = ?3, \
+                 cost_version = ?4 WHERE id = ?5",
+            )?;
+            for (id, c) in costs {
+                stmt.execute(params![
+                    c.header,
+                    c.fingerprint,
+                    c.verbatim,
+                    version,
+                    id.to_string()
+                ])?;
+            }
+            Ok(())
+        })
     }
 
     /// The most recent non-archived memories of `wing` created at or after `since_ms`
@@ -379,6 +430,7 @@ fn insert_one(tx: &Connection, new: &NewMemory) -> Result<i64> {
         fact_count: m.fingerprint.fact_count(),
         fingerprint_tokens: new.fingerprint_tokens,
         tags: new.tags.clone(),
+        costs: Some(new.costs),
     };
     let embedding = StoredEmbedding {
         model: new.model.clone(),
@@ -419,8 +471,9 @@ pub(crate) fn insert_record(
     let id = m.id.to_string();
     tx.prepare_cached(
         "INSERT INTO verbatims (id, wing, room, memory_type, content, content_hash, token_count,
-                                created_at, stored_at, session_id, metadata, archived_at, superseded_by)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                                created_at, stored_at, session_id, metadata, archived_at, superseded_by,
+                                cost_header, cost_fingerprint, cost_verbatim, cost_version)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
     )?
     .execute(params![
         id,
@@ -436,6 +489,10 @@ pub(crate) fn insert_record(
         m.metadata,
         m.archived_at,
         superseded_by,
+        m.costs.map(|c| c.header),
+        m.costs.map(|c| c.fingerprint),
+        m.costs.map(|c| c.verbatim),
+        m.costs.map(|_| mira_core::render::RENDER_VERSION),
     ])?;
     let seq = tx.last_insert_rowid();
     tx.prepare_cached(

@@ -10,6 +10,7 @@
 
 use crate::repo::insert_record;
 use crate::{decode_vector, NewTag, Result, Store, StoreError};
+use mira_core::allocate::ModeCosts;
 use mira_core::memory::{MemoryId, MemoryType, RelationType};
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -70,6 +71,9 @@ pub struct MemoryRecord {
     pub fingerprint_tokens: u32,
     /// Tags in stored order (the order in which they were extracted).
     pub tags: Vec<NewTag>,
+    /// Token cost of each render mode's section for the current render format (`None`: not
+    /// computed; the application fills it in the background).
+    pub costs: Option<ModeCosts>,
 }
 
 /// Every row stored for one memory, as [`Store::export_memories`] reads it.
@@ -208,6 +212,7 @@ fn read_full(conn: &Connection, row: &rusqlite::Row<'_>, embeddings: bool) -> Re
             fact_count: row.get(14)?,
             fingerprint_tokens: row.get(15)?,
             tags,
+            costs: None,
         };
     Ok(FullMemory {
         record,
@@ -329,6 +334,7 @@ mod tests {
                 archived_at: None,
                 fingerprint: r#"{"type":"fact","subjects":["x"],"entities":[]}"#.into(),
                 fact_count: 0,
+                costs: None,
                 fingerprint_tokens: 4,
                 tags: vec![
                     NewTag {

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use mira_core::allocate::ModeCosts;
 use mira_core::memory::{Memory, MemoryId};
 use mira_embed::Embedder;
-use mira_store::index::{IndexEntry, IndexParams, VectorIndexManager};
+use mira_store::index::{IndexParams, VectorIndexManager};
 use mira_store::Store;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -97,6 +97,9 @@ impl App {
         };
         let index = VectorIndexManager::open(store.clone(), &dir.join("index"), params)
             .context("cannot open the vector index")?;
+        if !store.is_read_only() {
+            spawn_cost_filler(store.clone());
+        }
         let metrics = Arc::new(Metrics::new()?);
         let webhooks = if config.webhooks.enabled {
             Some(
@@ -178,18 +181,17 @@ impl App {
         })
     }
 
-    /// Adds a just-stored memory to the vector index (SQLite already holds it; a failure here
-    /// only delays its dense visibility until the next rebuild or sync).
-    pub fn index_memory(&self, seq: i64, id: MemoryId, wing: &str, room: &str, vector: &[f32]) {
-        let entry = IndexEntry {
-            key: seq as u64,
-            id,
-            wing: wing.to_owned(),
-            room: room.to_owned(),
-            vector: vector.to_vec(),
-        };
-        if let Err(e) = self.index.insert(entry) {
-            tracing::warn!("memory {id} not added to the vector index: {e}");
+    /// Brings the in-memory catalog and vector index in step with the database: what this
+    /// process just wrote and what other processes committed. A failure only delays the
+    /// visibility of those rows to recall (the next call retries), so it is logged.
+    pub fn sync_index(&self) {
+        match self.index.sync_from_store() {
+            Ok(r) if r.reloaded => tracing::info!(
+                "index: reloaded from the database ({} memories)",
+                self.index.view(|v| v.catalog().len())
+            ),
+            Ok(_) => {}
+            Err(e) => tracing::warn!("index not synchronised with the database: {e}"),
         }
     }
 
@@ -206,6 +208,38 @@ impl App {
     /// The model directory in use.
     pub fn model_dir(&self) -> PathBuf {
         model_dir(&self.config)
+    }
+}
+
+/// Computes, in the background, the section costs of memories stored before the current render
+/// format (an upgraded store, or an import without them); recall computes missing ones itself
+/// meanwhile. Each chunk is one transaction, so an interrupted pass resumes at the next start.
+fn spawn_cost_filler(store: Arc<Store>) {
+    let fill = move || -> mira_store::Result<usize> {
+        let version = mira_core::render::RENDER_VERSION;
+        let mut done = 0;
+        loop {
+            let memories = store.uncosted(version, 256)?;
+            if memories.is_empty() {
+                return Ok(done);
+            }
+            let costs: Vec<_> = memories
+                .iter()
+                .map(|m| (m.id, mira_core::render::mode_costs(m)))
+                .collect();
+            store.set_costs(&costs, version)?;
+            done += costs.len();
+        }
+    };
+    let spawned = std::thread::Builder::new()
+        .name("mira-costs".into())
+        .spawn(move || match fill() {
+            Ok(0) => {}
+            Ok(n) => tracing::info!("section costs computed for {n} memories"),
+            Err(e) => tracing::warn!("section costs not computed: {e}"),
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start the section-cost pass: {e}");
     }
 }
 

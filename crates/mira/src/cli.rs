@@ -351,6 +351,16 @@ pub enum EvalBench {
         /// `allocator.max_candidates` and `recall.fts5_limit`).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(10..=1000))]
         k: Option<u16>,
+        /// Also report each conversation.
+        #[arg(long)]
+        per_conversation: bool,
+        /// Also run leave-one-conversation-out over the declared grid of ranking parameters.
+        #[arg(long)]
+        loco: bool,
+        /// Embed everything afresh instead of reusing the vectors of earlier runs
+        /// (`~/.cache/mira/eval/`).
+        #[arg(long)]
+        no_embedding_cache: bool,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -539,7 +549,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     .map(|w| w.trim().to_owned())
                     .filter(|w| !w.is_empty())
                     .collect(),
-                now: None,
+                ..usecases::recall::RecallRequest::default()
             };
             let outcome = match use_case(usecases::recall::recall(&app, &req))? {
                 Ok(o) => o,
@@ -558,6 +568,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     budget,
                     max_questions,
                     k,
+                    per_conversation,
+                    loco,
+                    no_embedding_cache,
                     json,
                 },
         } => {
@@ -571,17 +584,25 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let dir = mira_embed::resolve_model_dir(config.embeddings.model_dir.as_deref());
             let model: std::sync::Arc<dyn mira_embed::Embedder> =
                 std::sync::Arc::new(mira_embed::MiniLm::load(&dir)?);
+            let cache_path = (!*no_embedding_cache)
+                .then(|| crate::eval::EmbeddingCache::default_path(model.model_name()))
+                .flatten();
+            let cache = std::sync::Arc::new(crate::eval::EmbeddingCache::open(model, cache_path));
             let opts = crate::eval::EvalOptions {
                 path: path.clone(),
                 budget: *budget,
                 max_questions: *max_questions,
                 k: k.map(usize::from),
+                loco: *loco,
             };
-            let report = crate::eval::run(&config, model, &opts)?;
+            let report = crate::eval::run(&config, cache.clone(), &opts)?;
+            if let Err(e) = cache.save() {
+                tracing::warn!("embedding cache not saved: {e}");
+            }
             if *json {
                 print_json(&report)?;
             } else {
-                print!("{}", crate::eval::render_table(&report));
+                print!("{}", crate::eval::render_table(&report, *per_conversation));
             }
         }
         Command::Index {

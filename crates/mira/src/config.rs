@@ -388,6 +388,45 @@ pub struct RecallConfig {
     /// What recall does with a superseded memory: `header` (shown only as a header, after its
     /// successor) or `exclude` (left out). Its successor is always brought in.
     pub superseded: String,
+    /// The relevance ranking.
+    pub ranking: RankingConfig,
+}
+
+/// `recall.ranking:` how memories are ranked by relevance (README, "Recall quality").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RankingConfig {
+    /// Weight in [0, 1] of the BM25 z-score in the fused score (the cosine has the rest).
+    pub lexical_weight: f32,
+    /// Weight (≥ 0) of the best-matching neighbours in the same session (0: off).
+    pub propagation: f32,
+    /// Decay in [0, 1] of a neighbour's weight per step away.
+    pub propagation_decay: f32,
+    /// Neighbours counted on each side (0..=10).
+    pub propagation_reach: usize,
+    /// Added (≥ 0) to memories by or about the one person a query names.
+    pub entity_boost: f32,
+    /// BM25 term-frequency saturation k1 (0..=5).
+    pub bm25_k1: f32,
+    /// BM25 length normalisation b in [0, 1].
+    pub bm25_b: f32,
+    /// Scopes of at most this many memories are scored whole; larger ones from the best
+    /// `allocator.max_candidates` of each search and their session neighbours.
+    pub exhaustive_below: usize,
+}
+impl Default for RankingConfig {
+    fn default() -> Self {
+        RankingConfig {
+            lexical_weight: 0.4,
+            propagation: 0.7,
+            propagation_decay: 0.5,
+            propagation_reach: 3,
+            entity_boost: 0.2,
+            bm25_k1: 0.9,
+            bm25_b: 0.0,
+            exhaustive_below: 20_000,
+        }
+    }
 }
 impl Default for RecallConfig {
     fn default() -> Self {
@@ -403,6 +442,7 @@ impl Default for RecallConfig {
             search_time_clustering: Clustering::default(),
             reranker: Reranker::default(),
             superseded: "header".into(),
+            ranking: RankingConfig::default(),
         }
     }
 }
@@ -951,6 +991,42 @@ impl Config {
             ["header", "exclude"].contains(&r.superseded.as_str()),
             "recall.superseded",
             "must be header or exclude",
+        )?;
+        let k = &r.ranking;
+        check(
+            unit(k.lexical_weight as f64),
+            "recall.ranking.lexical_weight",
+            "must be in [0, 1]",
+        )?;
+        check(
+            (0.0..=10.0).contains(&k.propagation),
+            "recall.ranking.propagation",
+            "must be in [0, 10]",
+        )?;
+        check(
+            unit(k.propagation_decay as f64),
+            "recall.ranking.propagation_decay",
+            "must be in [0, 1]",
+        )?;
+        check(
+            k.propagation_reach <= 10,
+            "recall.ranking.propagation_reach",
+            "must be in 0..=10",
+        )?;
+        check(
+            (0.0..=10.0).contains(&k.entity_boost),
+            "recall.ranking.entity_boost",
+            "must be in [0, 10]",
+        )?;
+        check(
+            (0.0..=5.0).contains(&k.bm25_k1),
+            "recall.ranking.bm25_k1",
+            "must be in [0, 5]",
+        )?;
+        check(
+            unit(k.bm25_b as f64),
+            "recall.ranking.bm25_b",
+            "must be in [0, 1]",
         )?;
         let s = &self.soul;
         check(

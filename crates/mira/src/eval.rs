@@ -1,5 +1,8 @@
 //! `mira eval locomo DIR`: evidence recall of the recall pipeline on LoCoMo conversations,
-//! side by side with two baselines (BM25 alone, dense alone) in the same run.
+//! side by side with three baselines (BM25 alone, dense alone, plain RRF of the two) in the
+//! same run, per conversation if asked, and leave-one-conversation-out over a declared grid of
+//! ranking parameters (`--loco`): for each conversation, the grid point that ranks best on the
+//! others is scored on it, so the figure says how the choice generalises.
 //!
 //! Protocol: each conversation goes into a fresh temporary store (one wing per conversation,
 //! one memory per turn, content `speaker: text`, created_at from the session date, turns one
@@ -7,19 +10,25 @@
 //! the budget; category 5 (adversarial: the answer is not in the conversation) only measures the
 //! tokens returned. Malformed evidence ids (LoCoMo has a few) are split on `;`, and ids naming no
 //! turn are skipped and counted. The clock of recall is set to one day after the last session.
+//! Embeddings are cached on disk between runs ([`EmbeddingCache`]; the same vectors, computed
+//! once), so latencies are those of a recall with a cached query embedding.
 
 use crate::config::Config;
-use crate::usecases::recall::{recall_with, RecallRequest, Retrieval};
+use crate::usecases::recall::{
+    configured_rank_params, ranking, recall_with, RecallRequest, Retrieval,
+};
 use crate::usecases::store::{store_batch, StoreRequest};
 use crate::App;
 use anyhow::{bail, Context, Result};
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use mira_core::memory::MemoryId;
+use mira_core::rank::RankParams;
+use mira_embed::{EmbedError, Embedder};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// One turn of a conversation.
@@ -201,6 +210,8 @@ impl Conversation {
 /// The metrics of one system over a set of questions.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Metrics {
+    /// Questions counted.
+    pub questions: usize,
     /// Mean fraction of evidence turns among the top 5.
     #[serde(rename = "recall@5")]
     pub recall_at_5: f64,
@@ -220,21 +231,26 @@ pub struct Metrics {
     pub p95_ms: f64,
 }
 
-#[derive(Debug, Default)]
-struct Acc {
-    r5: Vec<f64>,
-    r10: Vec<f64>,
-    s10: Vec<f64>,
-    budget: Vec<f64>,
-    tokens: Vec<f64>,
-    ms: Vec<f64>,
+/// What one system did on one question.
+#[derive(Debug, Clone)]
+struct Record {
+    conversation: usize,
+    system: &'static str,
+    category: u8,
+    r5: f64,
+    r10: f64,
+    s10: f64,
+    budget: f64,
+    tokens: f64,
+    ms: f64,
 }
 
-fn mean(v: &[f64]) -> f64 {
-    if v.is_empty() {
+fn mean(v: impl Iterator<Item = f64>) -> f64 {
+    let (n, sum) = v.fold((0usize, 0.0), |(n, s), x| (n + 1, s + x));
+    if n == 0 {
         0.0
     } else {
-        v.iter().sum::<f64>() / v.len() as f64
+        sum / n as f64
     }
 }
 
@@ -247,25 +263,17 @@ fn percentile(v: &[f64], p: f64) -> f64 {
     s[((p / 100.0) * (s.len() - 1) as f64).round() as usize]
 }
 
-impl Acc {
-    fn metrics(&self) -> Metrics {
-        Metrics {
-            recall_at_5: mean(&self.r5),
-            recall_at_10: mean(&self.r10),
-            session_recall_at_10: mean(&self.s10),
-            budget_recall: mean(&self.budget),
-            mean_tokens: mean(&self.tokens),
-            p50_ms: percentile(&self.ms, 50.0),
-            p95_ms: percentile(&self.ms, 95.0),
-        }
-    }
-    fn merge(&mut self, o: &Acc) {
-        self.r5.extend(&o.r5);
-        self.r10.extend(&o.r10);
-        self.s10.extend(&o.s10);
-        self.budget.extend(&o.budget);
-        self.tokens.extend(&o.tokens);
-        self.ms.extend(&o.ms);
+fn metrics<'a>(records: impl Iterator<Item = &'a Record> + Clone) -> Metrics {
+    let ms: Vec<f64> = records.clone().map(|r| r.ms).collect();
+    Metrics {
+        questions: ms.len(),
+        recall_at_5: mean(records.clone().map(|r| r.r5)),
+        recall_at_10: mean(records.clone().map(|r| r.r10)),
+        session_recall_at_10: mean(records.clone().map(|r| r.s10)),
+        budget_recall: mean(records.clone().map(|r| r.budget)),
+        mean_tokens: mean(records.map(|r| r.tokens)),
+        p50_ms: percentile(&ms, 50.0),
+        p95_ms: percentile(&ms, 95.0),
     }
 }
 
@@ -278,17 +286,61 @@ pub struct SystemReport {
     pub by_category: BTreeMap<String, Metrics>,
 }
 
+/// The results on one conversation.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConversationReport {
+    /// The conversation (file stem).
+    pub id: String,
+    /// Per system, over categories 1-4.
+    pub systems: BTreeMap<String, Metrics>,
+}
+
+/// One fold of the leave-one-conversation-out evaluation.
+#[derive(Debug, Clone, Serialize)]
+pub struct LocoFold {
+    /// The conversation held out.
+    pub held_out: String,
+    /// The grid point that ranked best on the other conversations.
+    pub chosen: String,
+    /// Its recall@10 on the held-out conversation.
+    #[serde(rename = "recall@10")]
+    pub recall_at_10: f64,
+    /// The configured parameters' recall@10 on the held-out conversation.
+    #[serde(rename = "configured_recall@10")]
+    pub configured_recall_at_10: f64,
+    /// Questions of the held-out conversation.
+    pub questions: usize,
+}
+
+/// Leave-one-conversation-out over the ranking grid (`--loco`).
+#[derive(Debug, Clone, Serialize)]
+pub struct LocoReport {
+    /// The grid points, as `name=value` lists.
+    pub grid: Vec<String>,
+    /// One fold per conversation.
+    pub folds: Vec<LocoFold>,
+    /// Held-out recall@10, weighted by questions.
+    #[serde(rename = "recall@10")]
+    pub recall_at_10: f64,
+    /// The configured parameters' recall@10 over the same questions.
+    #[serde(rename = "configured_recall@10")]
+    pub configured_recall_at_10: f64,
+}
+
 /// The whole report (`--json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalReport {
-    /// Per system: `mira`, `bm25`, `dense`.
+    /// Per system: `mira`, `bm25`, `dense`, `rrf`.
     pub systems: BTreeMap<String, SystemReport>,
+    /// Per conversation, in file order (printed with `--per-conversation`).
+    pub conversations: Vec<ConversationReport>,
+    /// Leave-one-conversation-out (`--loco`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loco: Option<LocoReport>,
     /// Questions asked (all categories).
     pub questions: usize,
     /// Wall time in seconds.
     pub seconds: f64,
-    /// Conversations evaluated.
-    pub conversations: usize,
     /// Turns stored.
     pub turns: usize,
     /// Evidence ids skipped because they name no turn.
@@ -298,7 +350,7 @@ pub struct EvalReport {
 }
 
 /// Options of `mira eval locomo`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct EvalOptions {
     /// Folder with LoCoMo JSON files (or one file).
     pub path: PathBuf,
@@ -306,15 +358,40 @@ pub struct EvalOptions {
     pub budget: u32,
     /// At most this many questions per conversation (all when None).
     pub max_questions: Option<usize>,
-    /// Candidates per retriever (dense and BM25); the configured limits when None.
+    /// Candidates per recall; the configured `allocator.max_candidates` when None.
     pub k: Option<usize>,
+    /// Run the leave-one-conversation-out evaluation over [`loco_grid`].
+    pub loco: bool,
 }
 
-const SYSTEMS: [(&str, Retrieval); 3] = [
+const SYSTEMS: [(&str, Retrieval); 4] = [
     ("mira", Retrieval::Hybrid),
     ("bm25", Retrieval::LexicalOnly),
     ("dense", Retrieval::DenseOnly),
+    ("rrf", Retrieval::Rrf),
 ];
+
+/// The declared grid of `--loco`: lexical weight × propagation weight × entity boost around
+/// `base` (the configured parameters), each point named by its values.
+pub fn loco_grid(base: RankParams) -> Vec<(String, RankParams)> {
+    let mut out = Vec::new();
+    for w in [0.3, 0.4, 0.5, 0.6] {
+        for prop in [0.0, 0.5, 0.7, 0.9] {
+            for boost in [0.0, 0.2] {
+                out.push((
+                    format!("lexical_weight={w} propagation={prop} entity_boost={boost}"),
+                    RankParams {
+                        lexical_weight: w,
+                        propagation: prop,
+                        entity_boost: boost,
+                        ..base
+                    },
+                ));
+            }
+        }
+    }
+    out
+}
 
 fn files(path: &Path) -> Result<Vec<PathBuf>> {
     if path.is_file() {
@@ -332,28 +409,50 @@ fn files(path: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// Fraction of `evidence` found among the turns of `ids`.
+fn found(evidence: &[String], ids: &[MemoryId], by_id: &HashMap<MemoryId, Vec<&Turn>>) -> f64 {
+    let turns: HashSet<&str> = ids
+        .iter()
+        .flat_map(|id| by_id.get(id).into_iter().flatten())
+        .map(|t| t.dia_id.as_str())
+        .collect();
+    evidence
+        .iter()
+        .filter(|e| turns.contains(e.as_str()))
+        .count() as f64
+        / evidence.len().max(1) as f64
+}
+
+/// The session part of a turn id (`D3` of `D3:7`).
+fn session_of(dia_id: &str) -> &str {
+    dia_id.split(':').next().unwrap_or("")
+}
+
 /// Runs the evaluation with `base` as the configuration of every temporary store.
-pub fn run(
-    base: &Config,
-    embedder: Arc<dyn mira_embed::Embedder>,
-    opts: &EvalOptions,
-) -> Result<EvalReport> {
+pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Result<EvalReport> {
     let started = Instant::now();
-    let mut accs: BTreeMap<(&str, u8), Acc> = BTreeMap::new();
-    let (mut questions, mut turns, mut skipped) = (0, 0, 0);
     let convs: Vec<Conversation> = files(&opts.path)?
         .iter()
         .map(|f| parse_conversation(f))
         .collect::<Result<_>>()?;
-    for conv in &convs {
+    let mut records: Vec<Record> = Vec::new();
+    // Per conversation, per grid point: recall@10 of each question (categories 1-4).
+    let mut grid_scores: Vec<Vec<Vec<f64>>> = Vec::new();
+    let mut grid = Vec::new();
+    let (mut questions, mut turns, mut skipped) = (0, 0, 0);
+    for (ci, conv) in convs.iter().enumerate() {
         let tmp = tempfile::tempdir().context("cannot create a temporary store")?;
         let mut cfg = base.clone();
         cfg.storage.path = Some(tmp.path().to_path_buf());
         if let Some(k) = opts.k {
             cfg.allocator.max_candidates = k;
-            cfg.recall.fts5_limit = k;
         }
         let app = App::open_with_embedder(cfg, embedder.clone())?;
+        if opts.loco && grid.is_empty() {
+            let configured = configured_rank_params(&app);
+            grid.push(("configured".to_owned(), configured));
+            grid.extend(loco_grid(configured));
+        }
         let wing = conv.wing();
         let reqs = conv.store_requests(&wing);
         let mut by_id: HashMap<MemoryId, Vec<&Turn>> = HashMap::new();
@@ -370,6 +469,7 @@ pub fn run(
             .max()
             .unwrap_or_else(Utc::now)
             + chrono::Duration::days(1);
+        let mut point_scores = vec![Vec::new(); grid.len()];
         for q in conv
             .questions
             .iter()
@@ -389,85 +489,162 @@ pub fn run(
             for (name, mode) in SYSTEMS {
                 let out = recall_with(&app, &req, mode)
                     .map_err(|e| anyhow::anyhow!("recall '{}': {e}", q.text))?;
-                let acc = accs.entry((name, q.category)).or_default();
-                acc.tokens.push(out.used as f64);
-                acc.ms.push(out.millis);
-                if q.category == 5 {
-                    continue;
-                }
-                let turns_of = |ids: &[MemoryId]| -> HashSet<&str> {
-                    ids.iter()
-                        .flat_map(|id| by_id.get(id).into_iter().flatten())
-                        .map(|t| t.dia_id.as_str())
-                        .collect()
+                let mut rec = Record {
+                    conversation: ci,
+                    system: name,
+                    category: q.category,
+                    r5: 0.0,
+                    r10: 0.0,
+                    s10: 0.0,
+                    budget: 0.0,
+                    tokens: out.used as f64,
+                    ms: out.millis,
                 };
-                let frac = |found: &HashSet<&str>| {
-                    q.evidence
+                if q.category != 5 {
+                    let top = |n: usize| &out.ranking[..out.ranking.len().min(n)];
+                    let rendered: Vec<MemoryId> = out
+                        .items
                         .iter()
-                        .filter(|e| found.contains(e.as_str()))
-                        .count() as f64
-                        / q.evidence.len() as f64
+                        .filter(|i| i.mode != "HEADER")
+                        .map(|i| i.id)
+                        .collect();
+                    rec.r5 = found(&q.evidence, top(5), &by_id);
+                    rec.r10 = found(&q.evidence, top(10), &by_id);
+                    rec.budget = found(&q.evidence, &rendered, &by_id);
+                    let want: HashSet<&str> = q.evidence.iter().map(|e| session_of(e)).collect();
+                    let got: HashSet<&str> = top(10)
+                        .iter()
+                        .flat_map(|id| by_id.get(id).into_iter().flatten())
+                        .map(|t| session_of(&t.dia_id))
+                        .collect();
+                    rec.s10 = want.intersection(&got).count() as f64 / want.len() as f64;
+                }
+                records.push(rec);
+            }
+            if q.category == 5 {
+                continue;
+            }
+            for (i, (_, params)) in grid.iter().enumerate() {
+                let req = RecallRequest {
+                    rank: Some(*params),
+                    ..req.clone()
                 };
-                let top5 = turns_of(&out.ranking[..out.ranking.len().min(5)]);
-                let top10 = turns_of(&out.ranking[..out.ranking.len().min(10)]);
-                let rendered: Vec<MemoryId> = out
-                    .items
-                    .iter()
-                    .filter(|i| i.mode != "HEADER")
-                    .map(|i| i.id)
-                    .collect();
-                acc.r5.push(frac(&top5));
-                acc.r10.push(frac(&top10));
-                acc.budget.push(frac(&turns_of(&rendered)));
-                let session_of = |d: &str| d.split(':').next().unwrap_or("").to_owned();
-                let want: HashSet<String> = q.evidence.iter().map(|e| session_of(e)).collect();
-                let got: HashSet<String> = top10.iter().map(|d| session_of(d)).collect();
-                acc.s10
-                    .push(want.intersection(&got).count() as f64 / want.len() as f64);
+                let ids = ranking(&app, &req, Retrieval::Hybrid)
+                    .map_err(|e| anyhow::anyhow!("ranking '{}': {e}", q.text))?;
+                point_scores[i].push(found(&q.evidence, &ids[..ids.len().min(10)], &by_id));
             }
         }
+        grid_scores.push(point_scores);
     }
+    let answered = |r: &&Record| r.category != 5;
     let mut systems = BTreeMap::new();
     for (name, _) in SYSTEMS {
-        let mut overall = Acc::default();
+        let of = records.iter().filter(|r| r.system == name);
         let mut by_category = BTreeMap::new();
-        for ((_, cat), acc) in accs.iter().filter(|((n, _), _)| *n == name) {
-            if *cat != 5 {
-                overall.merge(acc);
+        for cat in 1..=5u8 {
+            let m = metrics(of.clone().filter(|r| r.category == cat));
+            if m.questions > 0 {
+                by_category.insert(cat.to_string(), m);
             }
-            by_category.insert(cat.to_string(), acc.metrics());
         }
         systems.insert(
             name.to_owned(),
             SystemReport {
-                overall: overall.metrics(),
+                overall: metrics(of.clone().filter(answered)),
                 by_category,
             },
         );
     }
+    let conversations = convs
+        .iter()
+        .enumerate()
+        .map(|(ci, c)| ConversationReport {
+            id: c.name.clone(),
+            systems: SYSTEMS
+                .iter()
+                .map(|(name, _)| {
+                    let of = records
+                        .iter()
+                        .filter(|r| r.conversation == ci && r.system == *name)
+                        .filter(answered);
+                    (name.to_string(), metrics(of))
+                })
+                .collect(),
+        })
+        .collect();
+    let loco = opts
+        .loco
+        .then(|| leave_one_out(&convs, &grid, &grid_scores));
     Ok(EvalReport {
         systems,
+        conversations,
+        loco,
         questions,
         seconds: started.elapsed().as_secs_f64(),
-        conversations: convs.len(),
         turns,
         skipped_evidence: skipped,
         budget: opts.budget,
     })
 }
 
-/// The report as a table.
-pub fn render_table(r: &EvalReport) -> String {
+/// For each conversation, the grid point with the best recall@10 over the questions of the
+/// others, scored on it. Point 0 of `grid` is the configured parameters.
+fn leave_one_out(
+    convs: &[Conversation],
+    grid: &[(String, RankParams)],
+    scores: &[Vec<Vec<f64>>],
+) -> LocoReport {
+    let sum = |ci: usize, p: usize| scores[ci][p].iter().sum::<f64>();
+    let count = |ci: usize| scores[ci].first().map_or(0, Vec::len);
+    let mut folds = Vec::new();
+    for (held, conv) in convs.iter().enumerate() {
+        let mut best: Option<(usize, f64)> = None;
+        for p in 0..grid.len() {
+            let (s, n) = (0..convs.len())
+                .filter(|&c| c != held)
+                .fold((0.0, 0usize), |(s, n), c| (s + sum(c, p), n + count(c)));
+            let r = s / n.max(1) as f64;
+            // Ties keep the earlier point (the configured one first).
+            if best.is_none_or(|(_, b)| r > b + 1e-12) {
+                best = Some((p, r));
+            }
+        }
+        let (chosen, _) = best.unwrap_or((0, 0.0));
+        let n = count(held);
+        folds.push(LocoFold {
+            held_out: conv.name.clone(),
+            chosen: grid.get(chosen).map(|g| g.0.clone()).unwrap_or_default(),
+            recall_at_10: sum(held, chosen) / n.max(1) as f64,
+            configured_recall_at_10: sum(held, 0) / n.max(1) as f64,
+            questions: n,
+        });
+    }
+    let total = folds.iter().map(|f| f.questions).sum::<usize>().max(1) as f64;
+    let weighted = |f: fn(&LocoFold) -> f64| {
+        folds.iter().map(|x| f(x) * x.questions as f64).sum::<f64>() / total
+    };
+    LocoReport {
+        grid: grid.iter().map(|g| g.0.clone()).collect(),
+        recall_at_10: weighted(|f| f.recall_at_10),
+        configured_recall_at_10: weighted(|f| f.configured_recall_at_10),
+        folds,
+    }
+}
+
+/// The report as tables: every system by category, then per conversation and the
+/// leave-one-conversation-out folds when they were run.
+pub fn render_table(r: &EvalReport, per_conversation: bool) -> String {
     use std::fmt::Write;
     let mut out = format!(
         "LoCoMo evaluation: {} conversations, {} turns, {} questions, budget {} tokens, {:.0}s ({} malformed evidence ids skipped)\n\n",
-        r.conversations, r.turns, r.questions, r.budget, r.seconds, r.skipped_evidence
+        r.conversations.len(), r.turns, r.questions, r.budget, r.seconds, r.skipped_evidence
     );
     let _ = writeln!(
         out,
-        "{:<6} {:<8} {:>8} {:>9} {:>11} {:>10} {:>8} {:>8} {:>8}",
+        "{:<6} {:<8} {:>6} {:>8} {:>9} {:>11} {:>10} {:>8} {:>8} {:>8}",
         "system",
         "category",
+        "n",
         "recall@5",
         "recall@10",
         "sess_rec@10",
@@ -476,29 +653,156 @@ pub fn render_table(r: &EvalReport) -> String {
         "p50_ms",
         "p95_ms"
     );
+    let row = |out: &mut String, name: &str, cat: &str, m: &Metrics| {
+        let _ = writeln!(
+            out,
+            "{:<6} {:<8} {:>6} {:>8.3} {:>9.3} {:>11.3} {:>10.3} {:>8.0} {:>8.1} {:>8.1}",
+            name,
+            cat,
+            m.questions,
+            m.recall_at_5,
+            m.recall_at_10,
+            m.session_recall_at_10,
+            m.budget_recall,
+            m.mean_tokens,
+            m.p50_ms,
+            m.p95_ms
+        );
+    };
     for (name, s) in &r.systems {
-        let rows = s
-            .by_category
-            .iter()
-            .map(|(c, m)| (c.clone(), m))
-            .chain(std::iter::once(("all 1-4".to_owned(), &s.overall)));
-        for (cat, m) in rows {
+        for (cat, m) in &s.by_category {
+            row(&mut out, name, cat, m);
+        }
+        row(&mut out, name, "all 1-4", &s.overall);
+    }
+    if per_conversation {
+        let _ = writeln!(out, "\nPer conversation (categories 1-4):");
+        for c in &r.conversations {
+            for (name, m) in &c.systems {
+                row(&mut out, name, &c.id, m);
+            }
+        }
+    }
+    if let Some(l) = &r.loco {
+        let _ = writeln!(
+            out,
+            "\nLeave one conversation out ({} grid points): recall@10 {:.3} (configured parameters: {:.3})",
+            l.grid.len(),
+            l.recall_at_10,
+            l.configured_recall_at_10
+        );
+        for f in &l.folds {
             let _ = writeln!(
                 out,
-                "{:<6} {:<8} {:>8.3} {:>9.3} {:>11.3} {:>10.3} {:>8.0} {:>8.1} {:>8.1}",
-                name,
-                cat,
-                m.recall_at_5,
-                m.recall_at_10,
-                m.session_recall_at_10,
-                m.budget_recall,
-                m.mean_tokens,
-                m.p50_ms,
-                m.p95_ms
+                "  {:<6} {:>4} q  held-out recall@10 {:.3} (configured {:.3})  chosen: {}",
+                f.held_out, f.questions, f.recall_at_10, f.configured_recall_at_10, f.chosen
             );
         }
     }
     out
+}
+
+/// An embedder that remembers every vector it computed, in memory and in a file, so that a
+/// second evaluation of the same conversations embeds nothing. Keys are SHA-256 digests of the
+/// model name and the text; [`EmbeddingCache::save`] rewrites the file.
+pub struct EmbeddingCache {
+    inner: Arc<dyn Embedder>,
+    path: Option<PathBuf>,
+    vectors: Mutex<HashMap<[u8; 32], Vec<f32>>>,
+}
+
+impl EmbeddingCache {
+    /// Wraps `inner`, loading the vectors saved in `path` (if it exists and is readable).
+    pub fn open(inner: Arc<dyn Embedder>, path: Option<PathBuf>) -> Self {
+        let dim = inner.dimension();
+        let mut vectors = HashMap::new();
+        if let Some(bytes) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
+            for chunk in bytes.chunks_exact(32 + 4 * dim) {
+                let mut key = [0u8; 32];
+                key.copy_from_slice(&chunk[..32]);
+                let v = chunk[32..]
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect();
+                vectors.insert(key, v);
+            }
+        }
+        EmbeddingCache {
+            inner,
+            path,
+            vectors: Mutex::new(vectors),
+        }
+    }
+
+    /// The default file: `~/.cache/mira/eval/<model>.vectors`.
+    pub fn default_path(model: &str) -> Option<PathBuf> {
+        let home = std::env::var_os("HOME")?;
+        Some(
+            PathBuf::from(home)
+                .join(".cache/mira/eval")
+                .join(format!("{model}.vectors")),
+        )
+    }
+
+    fn key(&self, text: &str) -> [u8; 32] {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(self.inner.model_name().as_bytes());
+        h.update([0]);
+        h.update(text.as_bytes());
+        h.finalize().into()
+    }
+
+    /// Writes every vector to the file (a temporary file renamed over it).
+    pub fn save(&self) -> Result<()> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        let vectors = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
+        let mut bytes = Vec::with_capacity(vectors.len() * (32 + 4 * self.inner.dimension()));
+        for (k, v) in vectors.iter() {
+            bytes.extend_from_slice(k);
+            bytes.extend(v.iter().flat_map(|x| x.to_le_bytes()));
+        }
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        let tmp = path.with_extension("tmp");
+        std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+        std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(())
+    }
+}
+
+impl Embedder for EmbeddingCache {
+    fn embed_batch(&self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, EmbedError> {
+        let keys: Vec<[u8; 32]> = texts.iter().map(|t| self.key(t)).collect();
+        let missing: Vec<usize> = {
+            let v = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
+            (0..texts.len())
+                .filter(|&i| !v.contains_key(&keys[i]))
+                .collect()
+        };
+        if !missing.is_empty() {
+            let batch: Vec<&str> = missing.iter().map(|&i| texts[i]).collect();
+            let computed = self.inner.embed_batch(&batch)?;
+            let mut v = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
+            for (i, vec) in missing.into_iter().zip(computed) {
+                v.insert(keys[i], vec);
+            }
+        }
+        let v = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(keys.iter().map(|k| v[k].clone()).collect())
+    }
+
+    fn dimension(&self) -> usize {
+        self.inner.dimension()
+    }
+
+    fn model_name(&self) -> &str {
+        self.inner.model_name()
+    }
 }
 
 #[cfg(test)]

@@ -129,6 +129,11 @@ impl ExactIndex {
         }
     }
 
+    /// The stored (unit) vector under `key`.
+    pub fn vector(&self, key: u64) -> Option<&[f32]> {
+        self.by_key.get(&key).map(|&pos| self.row(pos))
+    }
+
     fn row(&self, pos: usize) -> &[f32] {
         &self.data[pos * self.dim..(pos + 1) * self.dim]
     }

@@ -1,9 +1,10 @@
-//! [`VectorIndexManager`]: the exact index and the HNSW graph kept in step with SQLite.
+//! [`VectorIndexManager`]: the catalog, the exact index and the HNSW graph kept in step with
+//! SQLite.
 
 use super::persist::{self, Expect, Meta};
-use super::source::KeyCensus;
+use super::source::LiveRow;
 use super::{
-    ExactIndex, Hit, HnswIndex, IndexEntry, IndexParams, Result, SearchFilter, VectorIndex,
+    Catalog, ExactIndex, Hit, HnswIndex, IndexEntry, IndexParams, Result, SearchFilter, VectorIndex,
 };
 use crate::Store;
 use chrono::{DateTime, Utc};
@@ -53,15 +54,23 @@ pub struct IndexState {
 pub struct SyncReport {
     /// Whether the database changed since the last sync (if not, nothing was queried).
     pub changed: bool,
-    /// Entries added.
+    /// Live memories added or updated.
     pub added: usize,
-    /// Entries removed.
+    /// Memories removed (archived or deleted).
     pub removed: usize,
-    /// Whether the full key list had to be compared.
-    pub full_diff: bool,
+    /// Whether everything was reloaded (the change log no longer reached back far enough).
+    pub reloaded: bool,
+}
+
+/// What the watcher last saw: `PRAGMA data_version` of its connection and the change-log position.
+struct Seen {
+    conn: Option<Connection>,
+    data_version: Option<i64>,
+    change: i64,
 }
 
 struct Inner {
+    catalog: Catalog,
     exact: ExactIndex,
     hnsw: Option<HnswIndex>,
     last_rebuilt: Option<DateTime<Utc>>,
@@ -133,8 +142,8 @@ pub struct VectorIndexManager {
     gate: Arc<Gate>,
     cancel: Arc<AtomicBool>,
     rebuilds: AtomicU64,
-    /// Private connection for `PRAGMA data_version`, with the value last synced.
-    watcher: Mutex<Option<(Connection, i64)>>,
+    /// Private connection for `PRAGMA data_version`, with what was last synced.
+    watcher: Mutex<Seen>,
 }
 
 impl std::fmt::Debug for VectorIndexManager {
@@ -201,24 +210,31 @@ impl VectorIndexManager {
     /// or else builds it; searches scan exactly meanwhile.
     pub fn open(store: Arc<Store>, dir: &Path, params: IndexParams) -> Result<Arc<Self>> {
         let started = Instant::now();
-        let watcher = open_watcher(&store);
-        let entries = store.index_entries()?;
-        let mut exact =
-            ExactIndex::with_capacity(entries.first().map_or(0, |e| e.vector.len()), entries.len());
+        let mut watcher = open_watcher(&store);
+        // The log position is read before the rows: a change committed in between is replayed
+        // by the first sync (replaying is idempotent).
+        watcher.change = store.last_change()?;
+        let rows = store.live_rows()?;
+        let mut catalog = Catalog::new();
+        let mut exact = ExactIndex::with_capacity(
+            rows.iter()
+                .find_map(|r| r.vector.as_ref())
+                .map_or(0, Vec::len),
+            rows.len(),
+        );
         let mut skipped = 0usize;
-        for e in entries {
-            let key = e.key;
-            if let Err(err) = exact.insert(e) {
+        for row in rows {
+            if !add_row(&mut catalog, &mut exact, row) {
                 skipped += 1;
-                tracing::warn!("vector index: skipping memory seq {key}: {err}");
             }
         }
         tracing::info!(
-            "vector index: {} vectors read from SQLite in {:.0} ms{}",
+            "vector index: {} memories ({} vectors) read from SQLite in {:.0} ms{}",
+            catalog.len(),
             exact.len(),
             started.elapsed().as_secs_f64() * 1e3,
             if skipped > 0 {
-                format!(" ({skipped} skipped)")
+                format!(" ({skipped} vectors skipped)")
             } else {
                 String::new()
             }
@@ -229,6 +245,7 @@ impl VectorIndexManager {
             params: params.sanitised(),
             me: me.clone(),
             inner: RwLock::new(Inner {
+                catalog,
                 exact,
                 hnsw: None,
                 last_rebuilt: None,
@@ -298,53 +315,6 @@ impl VectorIndexManager {
         &self.dir
     }
 
-    /// Indexes a memory just written to SQLite (replacing any entry with the same key or id).
-    pub fn insert(&self, entry: IndexEntry) -> Result<()> {
-        let _m = lock(&self.mutation);
-        let mut inner = self.write();
-        inner.exact.insert(entry.clone())?;
-        inner.generation += 1;
-        inner.persisted = false;
-        match inner.hnsw.as_mut() {
-            Some(h) => {
-                if let Err(e) = h.insert(entry) {
-                    tracing::warn!("vector index: HNSW insert failed, rebuilding: {e}");
-                    inner.hnsw = None;
-                    drop(inner);
-                    self.start_rebuild();
-                }
-            }
-            None if !self.gate.is_busy() => {
-                if inner.exact.len() == 1 {
-                    // First vector of an empty store: start the graph with it.
-                    let mut h = HnswIndex::new(inner.exact.dim(), self.params)?;
-                    h.insert(entry)?;
-                    inner.hnsw = Some(h);
-                } else {
-                    drop(inner);
-                    self.start_rebuild();
-                }
-            }
-            None => {} // the running build picks it up when it swaps in
-        }
-        Ok(())
-    }
-
-    /// Removes a memory (archived or deleted in SQLite); false if it was not indexed.
-    pub fn remove(&self, id: MemoryId) -> bool {
-        let _m = lock(&self.mutation);
-        let mut inner = self.write();
-        let removed = inner.exact.remove(id);
-        if let Some(h) = inner.hnsw.as_mut() {
-            h.remove(id);
-        }
-        if removed {
-            inner.generation += 1;
-            inner.persisted = false;
-        }
-        removed
-    }
-
     fn start_rebuild(&self) {
         if self.gate.try_enter() {
             self.spawn_background(false);
@@ -352,39 +322,19 @@ impl VectorIndexManager {
     }
 
     /// The `k` live memories most similar to `query` among those matching `filter`, best first
-    /// (ties by key). Exact below `exact_threshold` vectors or while the graph is not ready; see
-    /// the module docs for the filtered case. Never returns a memory that is not indexed.
+    /// (ties by key). See [`IndexView::search`].
     pub fn search(&self, query: &[f32], k: usize, filter: &SearchFilter) -> Vec<Hit> {
+        self.view(|v| v.search(query, k, filter))
+    }
+
+    /// Runs `f` over a consistent view of the catalog and the vectors (a read lock is held
+    /// meanwhile: keep `f` short and free of I/O).
+    pub fn view<R>(&self, f: impl FnOnce(&IndexView<'_>) -> R) -> R {
         let inner = self.read();
-        let exact = &inner.exact;
-        let n = exact.len();
-        let Some(h) = inner
-            .hnsw
-            .as_ref()
-            .filter(|_| n >= self.params.exact_threshold)
-        else {
-            return exact.search(query, k, filter);
-        };
-        let subset = exact.count_matching(filter);
-        if subset == 0 || k == 0 {
-            return Vec::new();
-        }
-        if subset < self.params.exact_threshold {
-            return exact.search(query, k, filter);
-        }
-        match h.try_search(query, k, filter) {
-            Ok(cands) => {
-                let hits = exact.rescore(query, cands.into_iter().map(|c| c.0), k);
-                if hits.len() < k.min(subset) {
-                    return exact.search(query, k, filter);
-                }
-                hits
-            }
-            Err(e) => {
-                tracing::debug!("vector index: HNSW search failed, scanning exactly: {e}");
-                exact.search(query, k, filter)
-            }
-        }
+        f(&IndexView {
+            inner: &inner,
+            params: self.params,
+        })
     }
 
     /// Number of vectors indexed.
@@ -602,139 +552,222 @@ impl VectorIndexManager {
         Ok(true)
     }
 
-    /// Picks up writes made to the database by other processes (or by bulk SQL in this one):
-    /// new rows, archived and deleted rows. Costs one `PRAGMA` when nothing changed; see the
-    /// module docs for how changes are detected.
+    /// Brings the catalog, the exact index and the graph in step with SQLite: rows written,
+    /// archived or deleted by this process or another one since the last call. Costs one
+    /// `PRAGMA data_version` when nothing changed, else one read of the change log and of the
+    /// changed rows (everything is reloaded when the log no longer reaches back far enough).
     pub fn sync_from_store(&self) -> Result<SyncReport> {
         let _m = lock(&self.mutation);
-        let version = self.data_version();
-        let last = lock(&self.watcher).as_ref().map(|w| w.1);
-        if version.is_some() && version == last {
-            return Ok(SyncReport::default());
-        }
+        let (version, change) = {
+            let mut w = lock(&self.watcher);
+            let version = w
+                .conn
+                .as_ref()
+                .and_then(|c| c.query_row("PRAGMA data_version", [], |r| r.get(0)).ok());
+            if version.is_some() && version == w.data_version {
+                return Ok(SyncReport::default());
+            }
+            w.data_version = None;
+            (version, w.change)
+        };
+        let changes = self.store.changes_after(change)?;
         let mut report = SyncReport {
             changed: true,
             ..SyncReport::default()
         };
-        let (dim, max_key) = {
-            let inner = self.read();
-            (inner.exact.dim(), inner.exact.max_key())
-        };
-        let dim = if dim == 0 {
-            self.store.index_dimension()?.unwrap_or(0)
+        if changes.complete {
+            let rows = self.store.rows_at(&changes.keys)?;
+            let (added, removed) = self.apply_rows(rows);
+            report.added = added;
+            report.removed = removed;
         } else {
-            dim
-        };
-        if dim > 0 {
-            let after = max_key.unwrap_or(0);
-            // The row of our highest key must still be the same memory: SQLite hands the highest
-            // rowid out again once it is deleted, so a reused key hides behind `seq > max`.
-            let top_same = match max_key {
-                Some(k) => {
-                    let inner_id = self.read().exact.identity(k).map(|i| i.0);
-                    self.store.id_at_seq(k)? == inner_id
-                }
-                None => true,
-            };
-            let new = self.store.index_entries_after(dim, after)?;
-            report.added += self.apply_entries(new);
-            let db = self.store.index_census(dim)?;
-            let mem = KeyCensus::of(self.read().exact.keys());
-            if !top_same || db != mem {
-                report.full_diff = true;
-                let (a, r) = self.full_diff(dim)?;
-                report.added += a;
-                report.removed += r;
-            }
+            report.reloaded = true;
+            let (added, removed) = self.reload()?;
+            report.added = added;
+            report.removed = removed;
         }
-        if let (Some(v), Some(w)) = (version, lock(&self.watcher).as_mut()) {
-            w.1 = v;
-        }
+        let mut w = lock(&self.watcher);
+        w.data_version = version;
+        w.change = changes.last;
         Ok(report)
     }
 
-    /// Applies entries read from SQLite; returns how many were indexed. The mutation lock is held.
-    fn apply_entries(&self, entries: Vec<IndexEntry>) -> usize {
-        if entries.is_empty() {
-            return 0;
+    /// Applies rows read from SQLite (`None`: archived or gone); returns (added, removed). The
+    /// mutation lock is held.
+    fn apply_rows(&self, rows: Vec<(u64, Option<LiveRow>)>) -> (usize, usize) {
+        if rows.is_empty() {
+            return (0, 0);
         }
+        let (mut added, mut removed) = (0, 0);
         let mut inner = self.write();
-        let mut n = 0;
+        let inner = &mut *inner;
         let mut graph_failed = false;
-        for e in entries {
-            let key = e.key;
-            if let Err(err) = inner.exact.insert(e.clone()) {
-                tracing::warn!("vector index: skipping memory seq {key}: {err}");
-                continue;
-            }
-            n += 1;
-            if let Some(h) = inner.hnsw.as_mut() {
-                if h.insert(e).is_err() {
-                    graph_failed = true;
+        for (key, row) in rows {
+            match row {
+                Some(row) => {
+                    let vector = row.vector.clone().map(|v| IndexEntry {
+                        key,
+                        id: row.row.card.id,
+                        wing: row.row.card.wing.to_string(),
+                        room: row.row.card.room.to_string(),
+                        vector: v,
+                    });
+                    add_row(&mut inner.catalog, &mut inner.exact, row);
+                    added += 1;
+                    match (vector, inner.hnsw.as_mut()) {
+                        (Some(e), Some(h)) if inner.exact.contains_key(key) => {
+                            graph_failed |= h.insert(e).is_err();
+                        }
+                        (_, Some(h)) => {
+                            h.remove_key(key);
+                        }
+                        _ => {}
+                    }
+                }
+                None => {
+                    let was = inner.catalog.remove_key(key);
+                    inner.exact.remove_key(key);
+                    if let Some(h) = inner.hnsw.as_mut() {
+                        h.remove_key(key);
+                    }
+                    removed += usize::from(was);
                 }
             }
         }
         inner.generation += 1;
         inner.persisted = false;
-        if graph_failed || (inner.hnsw.is_none() && !self.gate.is_busy()) {
+        let needs_graph = inner.hnsw.is_none() && !inner.exact.is_empty();
+        if graph_failed {
             inner.hnsw = None;
-            drop(inner);
+        }
+        if graph_failed || (needs_graph && !self.gate.is_busy()) {
             self.start_rebuild();
         }
-        n
+        (added, removed)
     }
 
-    /// Compares the full `(seq, id)` list of SQLite with memory and fixes every difference.
-    fn full_diff(&self, dim: usize) -> Result<(usize, usize)> {
-        let db: HashMap<u64, MemoryId> = self.store.index_keys(dim)?.into_iter().collect();
-        let (stale, missing): (Vec<u64>, Vec<u64>) = {
-            let inner = self.read();
-            let stale = inner
-                .exact
-                .keys()
-                .filter(|k| inner.exact.identity(*k).map(|i| i.0) != db.get(k).copied());
-            let missing = db
-                .iter()
-                .filter(|(k, id)| inner.exact.identity(**k).map(|i| i.0) != Some(**id))
-                .map(|(k, _)| *k);
-            (stale.collect(), missing.collect())
-        };
-        let removed = stale.len();
-        if removed > 0 {
-            let mut inner = self.write();
-            for k in &stale {
-                inner.exact.remove_key(*k);
-                if let Some(h) = inner.hnsw.as_mut() {
-                    h.remove_key(*k);
-                }
-            }
-            inner.generation += 1;
-            inner.persisted = false;
-        }
-        let added = self.apply_entries(self.store.index_entries_for(dim, &missing)?);
+    /// Reloads every live row and reconciles the graph with it; returns (added, removed).
+    fn reload(&self) -> Result<(usize, usize)> {
+        let rows = self.store.live_rows()?;
+        let live: std::collections::HashSet<u64> = rows.iter().map(|r| r.row.card.key).collect();
+        let gone: Vec<(u64, Option<LiveRow>)> = self
+            .read()
+            .catalog
+            .keys()
+            .filter(|k| !live.contains(k))
+            .map(|k| (k, None))
+            .collect();
+        let (_, removed) = self.apply_rows(gone);
+        let (added, _) = self.apply_rows(
+            rows.into_iter()
+                .map(|r| (r.row.card.key, Some(r)))
+                .collect(),
+        );
         Ok((added, removed))
     }
+}
 
-    fn data_version(&self) -> Option<i64> {
-        let w = lock(&self.watcher);
-        let (conn, _) = w.as_ref()?;
-        conn.query_row("PRAGMA data_version", [], |r| r.get(0)).ok()
+/// A consistent read-only view of the catalog and the vectors ([`VectorIndexManager::view`]).
+pub struct IndexView<'a> {
+    inner: &'a Inner,
+    params: IndexParams,
+}
+
+impl IndexView<'_> {
+    /// The catalog of live memories.
+    pub fn catalog(&self) -> &Catalog {
+        &self.inner.catalog
+    }
+
+    /// The stored (unit) vector of the memory under `key`, if it has one.
+    pub fn vector(&self, key: u64) -> Option<&[f32]> {
+        self.inner.exact.vector(key)
+    }
+
+    /// The `k` live memories most similar to `query` among those matching `filter`, best first
+    /// (ties by key). Exact below `exact_threshold` vectors or while the graph is not ready; see
+    /// the module docs for the filtered case. Never returns a memory that is not indexed.
+    pub fn search(&self, query: &[f32], k: usize, filter: &SearchFilter) -> Vec<Hit> {
+        let exact = &self.inner.exact;
+        let n = exact.len();
+        let Some(h) = self
+            .inner
+            .hnsw
+            .as_ref()
+            .filter(|_| n >= self.params.exact_threshold)
+        else {
+            return exact.search(query, k, filter);
+        };
+        let subset = exact.count_matching(filter);
+        if subset == 0 || k == 0 {
+            return Vec::new();
+        }
+        if subset < self.params.exact_threshold {
+            return exact.search(query, k, filter);
+        }
+        match h.try_search(query, k, filter) {
+            Ok(cands) => {
+                let hits = exact.rescore(query, cands.into_iter().map(|c| c.0), k);
+                if hits.len() < k.min(subset) {
+                    return exact.search(query, k, filter);
+                }
+                hits
+            }
+            Err(e) => {
+                tracing::debug!("vector index: HNSW search failed, scanning exactly: {e}");
+                exact.search(query, k, filter)
+            }
+        }
+    }
+}
+
+/// Adds a live row to the catalog and, when it has a vector the index accepts, to the exact
+/// index (a vector it refuses is logged and dropped from the exact index). Returns whether the
+/// vector, if any, was indexed.
+fn add_row(catalog: &mut Catalog, exact: &mut ExactIndex, row: LiveRow) -> bool {
+    let LiveRow { row, vector } = row;
+    let key = row.card.key;
+    let entry = vector.map(|v| IndexEntry {
+        key,
+        id: row.card.id,
+        wing: row.card.wing.to_string(),
+        room: row.card.room.to_string(),
+        vector: v,
+    });
+    catalog.upsert(row);
+    match entry {
+        Some(e) => match exact.insert(e) {
+            Ok(()) => true,
+            Err(err) => {
+                tracing::warn!("vector index: memory seq {key} has no usable vector: {err}");
+                exact.remove_key(key);
+                false
+            }
+        },
+        None => {
+            exact.remove_key(key);
+            true
+        }
     }
 }
 
 /// A read-only connection of our own: `PRAGMA data_version` is per connection.
-fn open_watcher(store: &Store) -> Option<(Connection, i64)> {
+fn open_watcher(store: &Store) -> Seen {
     let conn = Connection::open_with_flags(
         store.path(),
         OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI,
     )
-    .ok()?;
-    let v = conn
-        .query_row("PRAGMA data_version", [], |r| r.get(0))
-        .ok()?;
-    Some((conn, v))
+    .ok();
+    let data_version = conn
+        .as_ref()
+        .and_then(|c| c.query_row("PRAGMA data_version", [], |r| r.get(0)).ok());
+    Seen {
+        conn,
+        data_version,
+        change: 0,
+    }
 }
 
 /// Number of records that differ between two key-sorted lists.

@@ -57,15 +57,18 @@
 //! bit for bit); a vector with a NaN or infinite component or of another dimension is refused with
 //! an error, a query of another dimension returns no hits.
 
+mod catalog;
 mod exact;
 mod hnsw;
 mod manager;
 mod persist;
 mod source;
 
+pub use catalog::{day_text, Card, Catalog, CatalogRow};
 pub use exact::ExactIndex;
 pub use hnsw::HnswIndex;
-pub use manager::{IndexState, SyncReport, VectorIndexManager};
+pub use manager::{IndexState, IndexView, SyncReport, VectorIndexManager};
+pub use source::{Changes, LiveRow};
 
 use mira_core::memory::MemoryId;
 use std::collections::HashMap;
@@ -315,7 +318,17 @@ impl Matcher {
     }
 
     pub fn matches(&self, s: &Slot) -> bool {
-        self.wing.is_none_or(|w| w == s.wing) && self.room.is_none_or(|r| r == s.room)
+        self.matches_labels(s.wing, s.room)
+    }
+
+    /// Whether a memory of these interned wing and room matches.
+    pub fn matches_labels(&self, wing: u32, room: u32) -> bool {
+        self.wing.is_none_or(|w| w == wing) && self.room.is_none_or(|r| r == room)
+    }
+
+    /// The interned wing and room it requires.
+    pub fn labels(&self) -> (Option<u32>, Option<u32>) {
+        (self.wing, self.room)
     }
 }
 

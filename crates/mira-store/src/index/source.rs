@@ -1,184 +1,188 @@
-//! The queries the index needs: the live rows with embeddings, and cheap summaries of them.
+//! The queries that keep the in-memory catalog and vectors in step with SQLite: every live row,
+//! the rows of given keys, and the change log (migration 003) that says which keys changed.
 
-use super::IndexEntry;
+use super::{Card, CatalogRow};
 use crate::{repo::decode_vector, Result, Store, StoreError};
-use mira_core::memory::MemoryId;
-use rusqlite::{params, Connection, OptionalExtension, Row};
+use mira_core::allocate::ModeCosts;
+use mira_core::memory::{MemoryId, MemoryType};
+use rusqlite::{params_from_iter, Row};
 
-/// Rows the index covers: live (not archived) memories with an embedding of dimension `?1`.
-const LIVE: &str = "FROM verbatims v JOIN embeddings e ON e.memory_id = v.id \
-                    WHERE v.archived_at IS NULL AND e.dim = ?1";
-
-/// Summary of a set of keys: compared between SQLite and memory to detect changes cheaply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct KeyCensus {
-    pub count: i64,
-    pub sum: i64,
-    pub hashed: i64,
-    pub max: i64,
+/// A live memory as read for the catalog, with its embedding when it has one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveRow {
+    /// The catalog's part.
+    pub row: CatalogRow,
+    /// The embedding, if stored.
+    pub vector: Option<Vec<f32>>,
 }
 
-/// The per-key term of [`KeyCensus::hashed`] (the same expression runs in SQL).
-fn hash_term(seq: i64) -> i64 {
-    ((seq & 0x7FFF_FFFF) * 1_640_531_527) & 0x7FFF_FFFF
+/// Keys changed since a position of the change log.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Changes {
+    /// Distinct keys (`verbatims.seq`) that changed, in no particular order.
+    pub keys: Vec<u64>,
+    /// The position to ask from next time.
+    pub last: i64,
+    /// False when entries after the position asked for were trimmed: reload everything.
+    pub complete: bool,
 }
 
-impl KeyCensus {
-    /// The census of in-memory keys.
-    pub fn of(keys: impl Iterator<Item = u64>) -> Self {
-        keys.fold(KeyCensus::default(), |c, k| {
-            let k = k as i64;
-            KeyCensus {
-                count: c.count + 1,
-                sum: c.sum.wrapping_add(k),
-                hashed: c.hashed.wrapping_add(hash_term(k)),
-                max: c.max.max(k),
-            }
-        })
+const COLUMNS: &str =
+    "SELECT v.seq, v.id, v.wing, v.room, v.memory_type, v.content, v.token_count, \
+     v.created_at, v.session_id, v.archived_at, v.superseded_by, v.cost_header, \
+     v.cost_fingerprint, v.cost_verbatim, v.cost_version, f.fact_count, e.vector \
+     FROM verbatims v LEFT JOIN fingerprints f ON f.memory_id = v.id \
+     LEFT JOIN embeddings e ON e.memory_id = v.id";
+
+/// A row of [`COLUMNS`]: its key, and the live row unless it is archived.
+fn live_row(r: &Row<'_>) -> Result<(u64, Option<LiveRow>)> {
+    let key = r.get::<_, i64>(0)? as u64;
+    if r.get::<_, Option<i64>>(9)?.is_some() {
+        return Ok((key, None));
     }
+    let id: String = r.get(1)?;
+    let id = parse_id(&id)?;
+    let kind: String = r.get(4)?;
+    let memory_type = kind
+        .parse::<MemoryType>()
+        .map_err(|e| StoreError::Corrupt(format!("memory {id}: {e}")))?;
+    let superseded_by = r
+        .get::<_, Option<String>>(10)?
+        .map(|s| parse_id(&s))
+        .transpose()?;
+    let costs = match (
+        r.get::<_, Option<i64>>(11)?,
+        r.get::<_, Option<i64>>(12)?,
+        r.get::<_, Option<i64>>(13)?,
+        r.get::<_, Option<i64>>(14)?,
+    ) {
+        (Some(h), Some(f), Some(v), Some(version))
+            if version == mira_core::render::RENDER_VERSION as i64 =>
+        {
+            Some(ModeCosts {
+                header: h.max(0) as u32,
+                fingerprint: f.max(0) as u32,
+                verbatim: v.max(0) as u32,
+            })
+        }
+        _ => None,
+    };
+    let vector = r
+        .get::<_, Option<Vec<u8>>>(16)?
+        .map(|b| decode_vector(&b))
+        .transpose()?;
+    let session: Option<String> = r.get(8)?;
+    let wing: String = r.get(2)?;
+    let room: String = r.get(3)?;
+    let card = Card {
+        key,
+        id,
+        wing: wing.into(),
+        room: room.into(),
+        memory_type,
+        created_at_ms: r.get(7)?,
+        session: session.map(Into::into),
+        token_count: r.get::<_, i64>(6)?.max(0) as u32,
+        fact_count: r.get::<_, Option<i64>>(15)?.unwrap_or(0).max(0) as u32,
+        costs,
+        superseded_by,
+        speaker: None,
+    };
+    Ok((
+        key,
+        Some(LiveRow {
+            row: CatalogRow {
+                card,
+                content: r.get(5)?,
+            },
+            vector,
+        }),
+    ))
 }
 
-fn parse_id(s: &str) -> rusqlite::Result<MemoryId> {
-    MemoryId::parse_str(s).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(1, rusqlite::types::Type::Text, e.into())
-    })
-}
-
-fn entry_from_row(r: &Row<'_>) -> rusqlite::Result<(i64, String, String, String, Vec<u8>)> {
-    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-}
-
-fn collect_entries(
-    rows: impl Iterator<Item = rusqlite::Result<(i64, String, String, String, Vec<u8>)>>,
-) -> Result<Vec<IndexEntry>> {
-    let mut out = Vec::new();
-    for row in rows {
-        let (seq, id, wing, room, blob) = row?;
-        let id =
-            MemoryId::parse_str(&id).map_err(|_| StoreError::Corrupt(format!("bad id '{id}'")))?;
-        out.push(IndexEntry {
-            key: seq as u64,
-            id,
-            wing,
-            room,
-            vector: decode_vector(&blob)?,
-        });
-    }
-    Ok(out)
-}
-
-fn dimension(conn: &Connection) -> Result<Option<usize>> {
-    let dim: Option<i64> = conn
-        .query_row(
-            "SELECT e.dim FROM verbatims v JOIN embeddings e ON e.memory_id = v.id \
-             WHERE v.archived_at IS NULL GROUP BY e.dim ORDER BY count(*) DESC, e.dim DESC LIMIT 1",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?;
-    Ok(dim.filter(|d| *d > 0).map(|d| d as usize))
+fn parse_id(s: &str) -> Result<MemoryId> {
+    MemoryId::parse_str(s).map_err(|_| StoreError::Corrupt(format!("bad id '{s}'")))
 }
 
 impl Store {
-    /// Dimension of the index: the most common embedding dimension among live rows (`None` if
-    /// there is no live embedding).
-    pub fn index_dimension(&self) -> Result<Option<usize>> {
-        self.read(dimension)
+    /// The current end of the change log (0 when it is empty).
+    pub fn last_change(&self) -> Result<i64> {
+        self.read(|conn| {
+            Ok(
+                conn.query_row("SELECT COALESCE(max(id), 0) FROM change_log", [], |r| {
+                    r.get(0)
+                })?,
+            )
+        })
     }
 
-    /// Every live memory with an embedding of the index's dimension ([`Store::index_dimension`]),
-    /// ordered by `seq`: what the vector index is built from.
-    pub fn index_entries(&self) -> Result<Vec<IndexEntry>> {
+    /// The keys changed after position `after` of the change log.
+    pub fn changes_after(&self, after: i64) -> Result<Changes> {
         self.read(|conn| {
-            let Some(dim) = dimension(conn)? else {
-                return Ok(Vec::new());
-            };
+            let first: Option<i64> =
+                conn.query_row("SELECT min(id) FROM change_log", [], |r| r.get(0))?;
+            let mut stmt =
+                conn.prepare_cached("SELECT id, seq FROM change_log WHERE id > ?1 ORDER BY id")?;
+            let mut keys = Vec::new();
+            let mut last = after;
+            for row in
+                stmt.query_map([after], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?
+            {
+                let (id, seq) = row?;
+                last = id;
+                keys.push(seq as u64);
+            }
+            keys.sort_unstable();
+            keys.dedup();
+            Ok(Changes {
+                keys,
+                last,
+                complete: first.is_none_or(|f| f <= after + 1),
+            })
+        })
+    }
+
+    /// Every live (not archived) memory, ordered by key.
+    pub fn live_rows(&self) -> Result<Vec<LiveRow>> {
+        self.read(|conn| {
             let mut stmt = conn.prepare(&format!(
-                "SELECT v.seq, v.id, v.wing, v.room, e.vector {LIVE} ORDER BY v.seq"
+                "{COLUMNS} WHERE v.archived_at IS NULL ORDER BY v.seq"
             ))?;
-            let rows = stmt.query_map(params![dim as i64], entry_from_row)?;
-            collect_entries(rows)
-        })
-    }
-
-    /// Live entries of dimension `dim` with `seq > after`, ordered by `seq`.
-    pub(crate) fn index_entries_after(&self, dim: usize, after: u64) -> Result<Vec<IndexEntry>> {
-        self.read(|conn| {
-            let mut stmt = conn.prepare_cached(&format!(
-                "SELECT v.seq, v.id, v.wing, v.room, e.vector {LIVE} AND v.seq > ?2 ORDER BY v.seq"
-            ))?;
-            let rows = stmt.query_map(params![dim as i64, after as i64], entry_from_row)?;
-            collect_entries(rows)
-        })
-    }
-
-    /// Live entries of dimension `dim` among `keys`.
-    pub(crate) fn index_entries_for(&self, dim: usize, keys: &[u64]) -> Result<Vec<IndexEntry>> {
-        self.read(|conn| {
-            let mut stmt = conn.prepare_cached(&format!(
-                "SELECT v.seq, v.id, v.wing, v.room, e.vector {LIVE} AND v.seq = ?2"
-            ))?;
+            let mut rows = stmt.query([])?;
             let mut out = Vec::new();
-            for &k in keys {
-                let rows = stmt.query_map(params![dim as i64, k as i64], entry_from_row)?;
-                out.extend(collect_entries(rows)?);
+            while let Some(r) = rows.next()? {
+                out.extend(live_row(r)?.1);
             }
             Ok(out)
         })
     }
 
-    /// `(seq, id)` of every live entry of dimension `dim`.
-    pub(crate) fn index_keys(&self, dim: usize) -> Result<Vec<(u64, MemoryId)>> {
-        self.read(|conn| {
-            let mut stmt = conn.prepare_cached(&format!("SELECT v.seq, v.id {LIVE}"))?;
-            let rows = stmt.query_map(params![dim as i64], |r| {
-                Ok((
-                    r.get::<_, i64>(0)? as u64,
-                    parse_id(&r.get::<_, String>(1)?)?,
-                ))
+    /// The rows of `keys`: `(key, None)` for a key whose memory is archived or gone.
+    pub fn rows_at(&self, keys: &[u64]) -> Result<Vec<(u64, Option<LiveRow>)>> {
+        let mut out = Vec::with_capacity(keys.len());
+        for chunk in keys.chunks(500) {
+            self.read(|conn| {
+                let sql = format!(
+                    "{COLUMNS} WHERE v.seq IN ({})",
+                    vec!["?"; chunk.len()].join(",")
+                );
+                let mut stmt = conn.prepare_cached(&sql)?;
+                let mut rows = stmt.query(params_from_iter(chunk.iter().map(|k| *k as i64)))?;
+                let mut found = std::collections::HashSet::new();
+                while let Some(r) = rows.next()? {
+                    let (key, row) = live_row(r)?;
+                    found.insert(key);
+                    out.push((key, row));
+                }
+                out.extend(
+                    chunk
+                        .iter()
+                        .filter(|k| !found.contains(k))
+                        .map(|&k| (k, None)),
+                );
+                Ok(())
             })?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-        })
-    }
-
-    /// The [`KeyCensus`] of the live entries of dimension `dim`.
-    pub(crate) fn index_census(&self, dim: usize) -> Result<KeyCensus> {
-        self.read(|conn| {
-            let sql = format!(
-                "SELECT count(*), COALESCE(sum(v.seq), 0), \
-                 COALESCE(sum(((v.seq & 2147483647) * 1640531527) & 2147483647), 0), COALESCE(max(v.seq), 0) {LIVE}"
-            );
-            Ok(conn.query_row(&sql, params![dim as i64], |r| {
-                Ok(KeyCensus { count: r.get(0)?, sum: r.get(1)?, hashed: r.get(2)?, max: r.get(3)? })
-            })?)
-        })
-    }
-
-    /// The id of the row with this `seq`, archived or not (`None` if there is no such row).
-    pub(crate) fn id_at_seq(&self, seq: u64) -> Result<Option<MemoryId>> {
-        self.read(|conn| {
-            let id: Option<String> = conn
-                .query_row(
-                    "SELECT id FROM verbatims WHERE seq = ?1",
-                    [seq as i64],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            Ok(id.map(|s| parse_id(&s)).transpose()?)
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn census_of_keys_matches_the_sql_expression_domain() {
-        let c = KeyCensus::of([1u64, 2, 3_000_000_000].into_iter());
-        assert_eq!(c.count, 3);
-        assert_eq!(c.sum, 3_000_000_003);
-        assert_eq!(c.max, 3_000_000_000);
-        assert!(c.hashed >= 0);
+        }
+        Ok(out)
     }
 }

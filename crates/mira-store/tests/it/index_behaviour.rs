@@ -378,10 +378,10 @@ fn removed_and_archived_memories_never_come_back() {
     assert_eq!(m.state().kind, "hnsw");
     let (archived, deleted) = (&entries[10], &entries[20]);
     archive_row(&f.store, archived.id);
-    assert!(m.remove(archived.id));
     delete_row(&f.store, deleted.id);
-    assert!(m.remove(deleted.id));
-    assert!(!m.remove(deleted.id));
+    let r = m.sync_from_store().unwrap();
+    assert!(r.changed && r.removed == 2 && r.added == 0, "{r:?}");
+    assert_eq!(m.sync_from_store().unwrap(), Default::default());
     let gone = [archived.id, deleted.id];
     let check = |m: &VectorIndexManager| {
         for e in [archived, deleted] {
@@ -579,17 +579,17 @@ fn rows_written_by_another_process_show_up_after_sync() {
             .all(|h| h.id != e.id));
     }
     assert_eq!(m.len(), 801);
-    // Our own writes through the manager are not counted twice.
+    // Our own writes are picked up once.
     let mine = add_row(&f.store, "alpha", "facts", &clustered(1, 53)[0]);
-    m.insert(mine.clone()).unwrap();
     let r = m.sync_from_store().unwrap();
-    assert!(r.added == 0 && r.removed == 0, "{r:?}");
+    assert!(r.added == 1 && r.removed == 0, "{r:?}");
+    assert_eq!(m.sync_from_store().unwrap(), Default::default());
     // SQLite reuses the highest rowid once it is deleted: a new memory under an old key.
     delete_row(&other, mine.id);
     let reused = add_row(&other, "beta", "facts", &clustered(1, 54)[0]);
     assert_eq!(reused.key, mine.key);
     let r = m.sync_from_store().unwrap();
-    assert!(r.full_diff && r.added == 1 && r.removed == 1, "{r:?}");
+    assert!(r.changed && r.added == 1 && !r.reloaded, "{r:?}");
     let top = m.search(&reused.vector, 1, &SearchFilter::all());
     assert_eq!(top[0].id, reused.id);
     assert!(m
@@ -610,17 +610,13 @@ fn an_empty_store_grows_a_graph_and_inserts_during_a_build_are_kept() {
     let vs = clustered(300, 61);
     let mut entries = Vec::new();
     for v in &vs {
-        let e = add_row(&f.store, "alpha", "facts", v);
-        m.insert(e.clone()).unwrap();
-        entries.push(e);
+        entries.push(add_row(&f.store, "alpha", "facts", v));
     }
+    m.sync_from_store().unwrap();
     assert!(m.state().ready);
-    // A wrong dimension is an error and changes nothing.
-    let bad = IndexEntry {
-        vector: vec![0.1; DIM + 2],
-        ..entries[0].clone()
-    };
-    assert!(m.insert(bad).is_err());
+    // A row whose vector has another dimension is left out of the vector index.
+    add_row(&f.store, "alpha", "facts", &[0.1; DIM + 2]);
+    m.sync_from_store().unwrap();
     assert_eq!(m.len(), 300);
     assert!(m.search(&[0.1; 3], 10, &SearchFilter::all()).is_empty());
     // Inserts racing the background build of a reopen are reconciled when it swaps in.
@@ -632,9 +628,7 @@ fn an_empty_store_grows_a_graph_and_inserts_during_a_build_are_kept() {
         .iter()
         .map(|v| add_row(&f.store, "beta", "facts", v))
         .collect();
-    for e in &late {
-        m.insert(e.clone()).unwrap();
-    }
+    m.sync_from_store().unwrap();
     assert!(m.wait_idle(WAIT));
     let s = m.state();
     assert!(s.ready && s.size == 320, "{s:?}");

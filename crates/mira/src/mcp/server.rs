@@ -312,7 +312,7 @@ impl MiraServer {
             wing: wing.clone(),
             room: args::non_blank(a.room),
             fallback_wings,
-            now: None,
+            ..recall::RecallRequest::default()
         };
         let outcome = self.run(true, move |app| recall::recall(app, &req)).await?;
         let mut result = success(outcome.text.clone(), to_json(&outcome));

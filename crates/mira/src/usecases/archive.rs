@@ -179,9 +179,7 @@ pub fn archive(app: &App, req: &ArchiveRequest) -> UseCaseResult<ArchiveOutcome>
     };
     let report = app.store.archive(&plan, req.dry_run)?;
     if !req.dry_run {
-        for (m, _) in &report.archived {
-            app.index.remove(m.id);
-        }
+        app.sync_index();
         app.emit(|| {
             report
                 .archived
@@ -247,15 +245,13 @@ pub fn unarchive(app: &App, raw_ids: &[String]) -> UseCaseResult<UnarchiveOutcom
         .map(|(id, _)| *id)
         .collect();
     let restored = app.store.unarchive(&targets)?;
-    for r in &restored {
-        match &r.embedding {
-            Some(v) => app.index_memory(r.seq, r.memory.id, &r.memory.wing, &r.memory.room, v),
-            None => tracing::warn!(
-                "memory {} has no embedding: restored to lexical recall only",
-                r.memory.id
-            ),
-        }
+    for r in restored.iter().filter(|r| r.embedding.is_none()) {
+        tracing::warn!(
+            "memory {} has no embedding: restored to lexical recall only",
+            r.memory.id
+        );
     }
+    app.sync_index();
     Ok(UnarchiveOutcome {
         restored: restored.iter().map(|r| item(&r.memory)).collect(),
         not_archived: ids

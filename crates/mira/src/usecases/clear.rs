@@ -163,9 +163,7 @@ pub struct ForgetOutcome {
 /// Deletes `scope` in one transaction and removes the deleted ids from the vector index.
 fn delete(app: &App, scope: &DeleteScope) -> UseCaseResult<DeleteCounts> {
     let counts = app.store.delete(scope)?;
-    for id in &counts.ids {
-        app.index.remove(*id);
-    }
+    app.sync_index();
     Ok(counts)
 }
 

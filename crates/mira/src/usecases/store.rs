@@ -273,6 +273,7 @@ fn new_memory(
             .collect(),
         supersedes: superseded,
         embedding,
+        costs: render::mode_costs(&p.memory),
         memory: p.memory,
     };
     Ok((new, outcome))
@@ -315,9 +316,8 @@ pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
         .embed(&p.memory.content)
         .context("embedding failed")?;
     let (new, outcome) = new_memory(app, p, embedding)?;
-    let seq = app.store.insert_memory(&new)?;
-    let m = &new.memory;
-    app.index_memory(seq, m.id, &m.wing, &m.room, &new.embedding);
+    app.store.insert_memory(&new)?;
+    app.sync_index();
     announce(app, &new);
     app.metrics.observe_store(started.elapsed().as_secs_f64());
     Ok(outcome)
@@ -418,10 +418,9 @@ fn store_chunk(
             Err(e) => results[i] = Some(Err(e)),
         }
     }
-    let seqs = app.store.insert_memories(&rows)?;
-    for (seq, row) in seqs.into_iter().zip(&rows) {
-        let m = &row.memory;
-        app.index_memory(seq, m.id, &m.wing, &m.room, &row.embedding);
+    app.store.insert_memories(&rows)?;
+    app.sync_index();
+    for row in &rows {
         announce(app, row);
     }
     for (i, o) in outcomes {

@@ -22,12 +22,14 @@ fn eval_reports_every_system_and_category() {
         budget: 2000,
         max_questions: Some(40),
         k: None,
+        loco: false,
     };
     let report = mira::eval::run(&mira::Config::default(), Arc::new(model), &opts).unwrap();
-    assert_eq!(report.conversations, 1);
+    assert_eq!(report.conversations.len(), 1);
+    assert_eq!(report.conversations[0].id, "30");
     assert_eq!(report.turns, conv.turns.len());
     assert!(report.questions >= 30);
-    for name in ["mira", "bm25", "dense"] {
+    for name in ["mira", "bm25", "dense", "rrf"] {
         let s = &report.systems[name];
         let m = &s.overall;
         for v in [
@@ -50,5 +52,9 @@ fn eval_reports_every_system_and_category() {
     );
     let json = serde_json::to_value(&report).unwrap();
     assert!(json["systems"]["mira"]["by_category"]["1"]["recall@10"].is_number());
+    assert!(json["systems"]["rrf"]["overall"]["recall@10"].is_number());
+    assert!(json["conversations"][0]["systems"]["mira"]["recall@10"].is_number());
     assert!(json["questions"].is_number() && json["seconds"].is_number());
+    let table = mira::eval::render_table(&report, true);
+    assert!(table.contains("Per conversation"), "{table}");
 }

@@ -1,18 +1,14 @@
-//! The recall use case: the hybrid retrieval pipeline and the Context Budget Allocator.
+//! The recall use case: the relevance ranking and the Context Budget Allocator.
 //!
-//! query → embedding (LRU cache, expansion variants averaged) → dense search (vector index) and
-//! FTS5 BM25 search, concurrently → RRF fusion → relevance → near-duplicate clustering → tag
-//! boost → adaptive threshold → optional reranker → fallback wings when the scope is empty →
-//! CBA (relevance × density × recency, then overlap, causal penalty and session boost, greedy
-//! with render-mode downgrade) → the context block. The budget is never exceeded.
+//! query → embedding (LRU cache, expansion variants averaged) → the memories of the scope ranked
+//! by relevance from the in-memory catalog (`retrieve`: BM25 and cosine fused by z-scores,
+//! session-neighbour propagation, entity boost; see `mira_core::rank`) → fallback wings when the
+//! scope is empty → the successors of superseded memories → CBA (relevance × density × recency,
+//! then overlap, causal penalty and session boost, greedy with render-mode downgrade) → the
+//! context block. The budget is never exceeded. Recall never writes to the database.
 //!
-//! Two measured departures from the reference (LoCoMo dev, 997 questions, see README):
-//! - **Relevance blends cosine and fused rank** (`recall.fusion_weight`): the reference used RRF
-//!   only to pick candidates and ranked them by cosine alone, so the hybrid ranked like dense
-//!   search and below BM25 (evidence recall@10 0.553 vs 0.568).
-//! - **Recency has a floor** (`allocator.recency_floor`): with λ = 0.1/day a two-month-old
-//!   session note weighed e^−6 ≈ 0.002, so the budget went to recent, barely relevant turns
-//!   (evidence within the budget 0.455 → 0.798 with the floor at 0.3).
+//! **Recency has a floor** (`allocator.recency_floor`): with λ = 0.1/day a two-month-old session
+//! note weighed e^−6 ≈ 0.002, so the budget went to recent, barely relevant turns.
 
 mod context;
 mod retrieve;
@@ -23,12 +19,14 @@ use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
 use chrono::Utc;
 use context::allocate_and_render;
+use mira_core::lexical::Bm25Params;
 use mira_core::memory::MemoryId;
+use mira_core::rank::RankParams;
 use mira_core::render;
-use mira_store::{LoadedMemory, Scope};
-use retrieve::{load_candidates, refine, resolve_superseded, search};
+use mira_store::index::{Card, SearchFilter};
+use retrieve::{rank, RankInput};
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 /// Longest query accepted, in characters.
@@ -51,6 +49,8 @@ pub struct RecallRequest {
     pub fallback_wings: Vec<String>,
     /// The clock for recency (now when absent; evaluations replay the past).
     pub now: Option<chrono::DateTime<Utc>>,
+    /// Ranking parameters instead of the configured ones (evaluations compare settings).
+    pub rank: Option<RankParams>,
 }
 
 /// One memory in the recalled context.
@@ -107,19 +107,38 @@ pub struct RecallOutcome {
 /// Which retrieval stages run (the full pipeline, or a baseline for evaluation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Retrieval {
-    /// Dense + lexical + every stage.
+    /// Lexical + dense fused by scores, propagation, entity boost.
     Hybrid,
-    /// FTS5 BM25 alone, ranked by BM25.
+    /// BM25 alone.
     LexicalOnly,
     /// Dense search alone, ranked by cosine.
     DenseOnly,
+    /// Plain reciprocal rank fusion (k = 60) of the BM25 and dense lists.
+    Rrf,
 }
 
 /// A memory retrieved for the query, with its relevance.
 struct Candidate {
-    loaded: LoadedMemory,
+    card: Card,
+    /// Its embedding (empty when it has none).
     embedding: Vec<f32>,
     relevance: f32,
+}
+
+/// The configured ranking parameters (`recall.ranking`).
+pub fn configured_rank_params(app: &App) -> RankParams {
+    let r = &app.config.recall.ranking;
+    RankParams {
+        lexical_weight: r.lexical_weight,
+        propagation: r.propagation,
+        propagation_decay: r.propagation_decay,
+        propagation_reach: r.propagation_reach,
+        entity_boost: r.entity_boost,
+        bm25: Bm25Params {
+            k1: r.bm25_k1,
+            b: r.bm25_b,
+        },
+    }
 }
 
 fn validate_request(app: &App, req: &RecallRequest) -> UseCaseResult<u32> {
@@ -157,20 +176,137 @@ fn validate_request(app: &App, req: &RecallRequest) -> UseCaseResult<u32> {
     Ok(budget as u32)
 }
 
-/// Brings the vector index in step with rows other processes (another `mira serve` on the same
-/// database) committed, added, archived or deleted since the last call: one `PRAGMA
-/// data_version` when nothing changed. A failure only delays dense visibility of those rows
-/// (the lexical half reads SQLite directly), so it is logged and recall goes on.
+/// Brings the in-memory catalog and vector index in step with the database (see
+/// [`crate::App::sync_index`]).
 pub fn sync_index(app: &App) {
-    match app.index.sync_from_store() {
-        Ok(r) if r.added + r.removed > 0 => tracing::debug!(
-            "vector index: picked up {} new and {} removed rows written elsewhere",
-            r.added,
-            r.removed
-        ),
-        Ok(_) => {}
-        Err(e) => tracing::warn!("vector index not synchronised with the database: {e}"),
+    app.sync_index();
+}
+
+/// Adds the current version of every superseded candidate (following chains of updates) with
+/// at least the relevance of what it replaced, and ranks each superseded memory just below its
+/// successor; `recall.superseded: exclude` drops superseded memories instead.
+fn with_successors(app: &App, mut cands: Vec<Candidate>) -> Vec<Candidate> {
+    let mut present: HashSet<MemoryId> = cands.iter().map(|c| c.card.id).collect();
+    let mut added = Vec::new();
+    app.index.view(|view| {
+        let catalog = view.catalog();
+        for c in &mut cands {
+            let mut next = c.card.superseded_by;
+            let mut hops = 0;
+            while let Some(id) = next.filter(|_| hops < 8) {
+                hops += 1;
+                let Some(card) = catalog.slot_of(id).and_then(|s| catalog.card(s)) else {
+                    break;
+                };
+                if present.insert(id) {
+                    added.push(Candidate {
+                        card: card.clone(),
+                        embedding: view
+                            .vector(card.key)
+                            .map(<[f32]>::to_vec)
+                            .unwrap_or_default(),
+                        relevance: c.relevance,
+                    });
+                }
+                next = card.superseded_by;
+            }
+        }
+    });
+    cands.extend(added);
+    // A successor is at least as relevant as what it replaces (chains: a few passes), and each
+    // superseded memory comes right below its successor.
+    for _ in 0..3 {
+        let mut lift: HashMap<MemoryId, f32> = HashMap::new();
+        for c in &cands {
+            if let Some(s) = c.card.superseded_by {
+                let e = lift.entry(s).or_default();
+                *e = e.max(c.relevance);
+            }
+        }
+        for c in &mut cands {
+            if let Some(r) = lift.get(&c.card.id) {
+                c.relevance = c.relevance.max(*r);
+            }
+        }
     }
+    let relevance: HashMap<MemoryId, f32> =
+        cands.iter().map(|c| (c.card.id, c.relevance)).collect();
+    for c in &mut cands {
+        if let Some(r) = c.card.superseded_by.and_then(|s| relevance.get(&s)) {
+            c.relevance = c.relevance.min(r * 0.999);
+        }
+    }
+    if app.config.recall.superseded == "exclude" {
+        cands.retain(|c| c.card.superseded_by.is_none());
+    }
+    sort_by_relevance(&mut cands);
+    cands
+}
+
+fn sort_by_relevance(cands: &mut [Candidate]) {
+    cands.sort_by(|a, b| {
+        b.relevance
+            .total_cmp(&a.relevance)
+            .then(a.card.key.cmp(&b.card.key))
+    });
+}
+
+/// The ranked candidates of a request (the successors of superseded ones brought in), how many
+/// the ranking returned, and the fallback wing that answered when the primary scope was empty.
+fn ranked(
+    app: &App,
+    req: &RecallRequest,
+    mode: Retrieval,
+) -> UseCaseResult<(Vec<Candidate>, usize, Option<String>)> {
+    sync_index(app);
+    let qvec = if mode == Retrieval::LexicalOnly {
+        Vec::new()
+    } else {
+        query_vector(app, &req.query)?
+    };
+    let r = &app.config.recall.ranking;
+    let scopes = std::iter::once((None, req.wing.clone())).chain(
+        req.fallback_wings
+            .iter()
+            .map(|w| (Some(w.clone()), Some(w.clone()))),
+    );
+    let mut fallback_wing = None;
+    let mut cands = Vec::new();
+    for (fallback, wing) in scopes {
+        let input = RankInput {
+            query: &req.query,
+            qvec: &qvec,
+            filter: SearchFilter {
+                wing,
+                room: req.room.clone(),
+            },
+            mode,
+            params: req.rank.unwrap_or_else(|| configured_rank_params(app)),
+            exhaustive_below: r.exhaustive_below,
+            k: app.config.allocator.max_candidates,
+        };
+        cands = rank(app, &input);
+        if !cands.is_empty() {
+            fallback_wing = fallback;
+            break;
+        }
+    }
+    let candidates = cands.len();
+    if mode == Retrieval::Hybrid {
+        cands = with_successors(app, cands);
+    }
+    Ok((cands, candidates, fallback_wing))
+}
+
+/// The ids of a request's memories in relevance order, without allocating a budget (what
+/// `mira eval` scores when it compares ranking parameters).
+pub fn ranking(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Vec<MemoryId>> {
+    validate_request(app, req)?;
+    Ok(ranked(app, req, mode)?
+        .0
+        .iter()
+        .map(|c| c.card.id)
+        .collect())
 }
 
 /// Recalls the best context for a query within its budget.
@@ -189,68 +325,8 @@ pub fn recall_with(
 ) -> UseCaseResult<RecallOutcome> {
     let started = Instant::now();
     let budget = validate_request(app, req)?;
-    if mode != Retrieval::LexicalOnly {
-        sync_index(app);
-    }
-    let qvec = if mode == Retrieval::LexicalOnly {
-        Vec::new()
-    } else {
-        query_vector(app, &req.query)?
-    };
-    let mut scopes = vec![(
-        None,
-        Scope {
-            wing: req.wing.clone(),
-            room: req.room.clone(),
-        },
-    )];
-    for w in &req.fallback_wings {
-        scopes.push((
-            Some(w.clone()),
-            Scope {
-                wing: Some(w.clone()),
-                room: req.room.clone(),
-            },
-        ));
-    }
-    let mut fallback_wing = None;
-    let mut ids = Vec::new();
-    for (fallback, scope) in scopes {
-        ids = search(app, &req.query, &qvec, &scope, mode)?;
-        if !ids.is_empty() {
-            fallback_wing = fallback;
-            break;
-        }
-    }
-    let qvec_for_relevance = if qvec.is_empty() {
-        query_vector(app, &req.query)?
-    } else {
-        qvec
-    };
-    let mut cands = load_candidates(app, &ids, &qvec_for_relevance)?;
-    let candidates = cands.len();
-    if mode == Retrieval::Hybrid {
-        cands = refine(app, &req.query, cands)?;
-        cands = resolve_superseded(app, &qvec_for_relevance, cands)?;
-    } else {
-        // Baselines keep their own ranking.
-        let order: HashMap<MemoryId, usize> = ids
-            .iter()
-            .enumerate()
-            .map(|(i, (id, _))| (*id, i))
-            .collect();
-        cands.sort_by_key(|c| {
-            order
-                .get(&c.loaded.memory.id)
-                .copied()
-                .unwrap_or(usize::MAX)
-        });
-        let n = cands.len() as f32;
-        for (rank, c) in cands.iter_mut().enumerate() {
-            c.relevance = 1.0 - rank as f32 / (n + 1.0);
-        }
-    }
-    let ranking = cands.iter().map(|c| c.loaded.memory.id).collect();
+    let (cands, candidates, fallback_wing) = ranked(app, req, mode)?;
+    let ranking = cands.iter().map(|c| c.card.id).collect();
     let (items, used) = allocate_and_render(
         app,
         budget,

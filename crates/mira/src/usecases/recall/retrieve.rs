@@ -1,15 +1,17 @@
-//! Retrieval: the query vector, dense and lexical search, fusion, candidates and their
-//! refinement (clustering, tag boost, threshold, reranker, supersession), ranked by relevance.
+//! Retrieval: the query vector, then the ranking of the memories of a scope by relevance, read
+//! from the in-memory catalog (no SQLite row is read here):
+//! BM25 and cosine → z-scores → fused score F (min-max to [0, 1]) → propagation from the
+//! neighbouring memories of each session → entity boost → the best `allocator.max_candidates`.
+//! Baselines for `mira eval` rank by one signal alone, or by plain RRF of the two lists.
 
 use super::{Candidate, Retrieval};
 use crate::App;
 use anyhow::Context;
-use mira_core::memory::MemoryId;
-use mira_core::threshold::ThresholdMethod;
-use mira_core::{cluster, expand, fusion, rerank, score, text};
-use mira_store::index::SearchFilter;
-use mira_store::Scope;
-use std::collections::{HashMap, HashSet};
+use mira_core::lexical;
+use mira_core::rank::{self, Moments, RankParams};
+use mira_core::{expand, fusion};
+use mira_store::index::{Catalog, IndexView, SearchFilter};
+use std::collections::HashMap;
 
 /// The query's embedding: cached; with expansion, the normalised mean of the variants' embeddings.
 pub fn query_vector(app: &App, query: &str) -> anyhow::Result<Vec<f32>> {
@@ -32,190 +34,257 @@ pub fn query_vector(app: &App, query: &str) -> anyhow::Result<Vec<f32>> {
     Ok(v)
 }
 
-/// Dense and lexical candidate ids for one scope, fused (or one of them, for baselines).
-pub(super) fn search(
-    app: &App,
-    query: &str,
-    qvec: &[f32],
-    scope: &Scope,
-    mode: Retrieval,
-) -> anyhow::Result<Vec<(MemoryId, Option<f32>)>> {
-    let cfg = &app.config;
-    let filter = SearchFilter {
-        wing: scope.wing.clone(),
-        room: scope.room.clone(),
-    };
-    let dense = || -> Vec<MemoryId> {
-        app.index
-            .search(qvec, cfg.allocator.max_candidates, &filter)
-            .into_iter()
-            .map(|h| h.id)
-            .collect()
-    };
-    let lexical = || -> anyhow::Result<Vec<MemoryId>> {
-        Ok(app
-            .store
-            .lexical_search(query, cfg.recall.fts5_limit, scope)?
-            .into_iter()
-            .map(|(id, _)| id)
-            .collect())
-    };
-    let alone = |ids: Vec<MemoryId>| ids.into_iter().map(|id| (id, None)).collect();
-    match mode {
-        Retrieval::DenseOnly => Ok(alone(dense())),
-        Retrieval::LexicalOnly => Ok(alone(lexical()?)),
-        Retrieval::Hybrid if !cfg.recall.enable_fts5 => Ok(alone(dense())),
-        Retrieval::Hybrid => {
-            let (d, l) = std::thread::scope(|s| {
-                let l = s.spawn(lexical);
-                (dense(), l.join())
-            });
-            let l = l.map_err(|_| anyhow::anyhow!("lexical search thread failed"))??;
-            let k = cfg.recall.rrf_k;
-            Ok(fusion::rrf(&[&d, &l], k)
-                .into_iter()
-                .map(|(id, s)| (id, Some(fusion::rrf_relevance(s, 2, k))))
-                .collect())
-        }
-    }
+/// What ranking needs besides the index: the query, its vector (empty: lexical only) and the
+/// parameters.
+pub(super) struct RankInput<'a> {
+    pub query: &'a str,
+    pub qvec: &'a [f32],
+    pub filter: SearchFilter,
+    pub mode: Retrieval,
+    pub params: RankParams,
+    /// Scopes up to this size are scored whole; larger ones from the best `k` of each search
+    /// and their session neighbours.
+    pub exhaustive_below: usize,
+    /// Candidates returned (and taken from each search in a large scope).
+    pub k: usize,
 }
 
-pub(super) fn load_candidates(
-    app: &App,
-    hits: &[(MemoryId, Option<f32>)],
-    qvec: &[f32],
-) -> anyhow::Result<Vec<Candidate>> {
-    let ids: Vec<MemoryId> = hits.iter().map(|(id, _)| *id).collect();
-    let fused: HashMap<MemoryId, f32> = hits
-        .iter()
-        .filter_map(|(id, f)| f.map(|f| (*id, f)))
-        .collect();
-    let w = app.config.recall.fusion_weight;
-    let mut embeddings = app.store.embeddings_by_ids(&ids)?;
-    let mut out = Vec::with_capacity(ids.len());
-    for loaded in app.store.memories_by_ids(&ids)? {
-        if loaded.memory.archived {
-            continue;
-        }
-        let Some(embedding) = embeddings.remove(&loaded.memory.id) else {
-            continue;
-        };
-        let mut relevance = score::relevance_from_cosine(score::cosine(&embedding, qvec));
-        if let Some(f) = fused.get(&loaded.memory.id) {
-            relevance = score::hybrid_relevance(relevance, *f, w);
-        }
-        out.push(Candidate {
-            loaded,
-            embedding,
-            relevance,
-        });
-    }
-    Ok(out)
+/// The memories of the scope ranked by relevance (best first, at most `k`).
+pub(super) fn rank(app: &App, input: &RankInput<'_>) -> Vec<Candidate> {
+    app.index.view(|view| Ranker::new(view, input).ranked())
 }
 
-/// Brings in the successor of every superseded candidate and demotes the superseded one
-/// (`recall.superseded`: `header` keeps it as a header only, `exclude` drops it).
-pub(super) fn resolve_superseded(
-    app: &App,
-    qvec: &[f32],
-    mut cands: Vec<Candidate>,
-) -> anyhow::Result<Vec<Candidate>> {
-    let present: HashSet<MemoryId> = cands.iter().map(|c| c.loaded.memory.id).collect();
-    let mut missing: Vec<MemoryId> = Vec::new();
-    for c in &cands {
-        // Follow the chain to the newest version (bounded: chains are short, cycles are impossible
-        // in practice but must not loop).
-        let mut next = c.loaded.memory.superseded_by;
-        let mut hops = 0;
-        while let Some(s) = next.filter(|_| hops < 8) {
-            hops += 1;
-            if !present.contains(&s) && !missing.contains(&s) {
-                missing.push(s);
-            }
-            next = app.store.load(s)?.and_then(|m| m.memory.superseded_by);
-        }
-    }
-    let missing: Vec<(MemoryId, Option<f32>)> = missing.into_iter().map(|id| (id, None)).collect();
-    cands.extend(load_candidates(app, &missing, qvec)?);
-    if app.config.recall.superseded == "exclude" {
-        cands.retain(|c| c.loaded.memory.superseded_by.is_none());
-    }
-    Ok(cands)
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// Collapses near duplicates (keeping the most relevant), boosts tag matches, applies the
-/// adaptive threshold and the optional reranker. Returns candidates ranked by relevance.
-pub(super) fn refine(
-    app: &App,
-    query: &str,
-    mut cands: Vec<Candidate>,
-) -> anyhow::Result<Vec<Candidate>> {
-    let rc = &app.config.recall;
-    if rc.search_time_clustering.enabled && cands.len() > 1 {
-        let vectors: Vec<&[f32]> = cands.iter().map(|c| c.embedding.as_slice()).collect();
-        let scores: Vec<f32> = cands.iter().map(|c| c.relevance).collect();
-        let keep: HashSet<usize> = cluster::cluster(
-            &vectors,
-            &scores,
-            rc.search_time_clustering.similarity_threshold,
-        )
-        .into_iter()
-        .map(|c| c.representative)
-        .collect();
-        cands = cands
+/// One ranking over a view of the index.
+struct Ranker<'v, 'a> {
+    view: &'v IndexView<'v>,
+    catalog: &'v Catalog,
+    input: &'a RankInput<'a>,
+    lexical: HashMap<u32, f32>,
+    lexical_moments: Moments,
+    dense_moments: Moments,
+    /// Fused scores computed so far (memoised: neighbours are shared).
+    fused: HashMap<u32, f32>,
+    /// Min-max scaling of F: (offset, span).
+    scale: (f32, f32),
+}
+
+impl<'v, 'a> Ranker<'v, 'a> {
+    fn new(view: &'v IndexView<'v>, input: &'a RankInput<'a>) -> Self {
+        let catalog = view.catalog();
+        let terms = lexical::query_terms(input.query);
+        let lexical: HashMap<u32, f32> = catalog
+            .lexical_scores(&terms, input.params.bm25, &input.filter)
             .into_iter()
-            .enumerate()
-            .filter(|(i, _)| keep.contains(i))
-            .map(|(_, c)| c)
             .collect();
-    }
-    let query_tags = text::keywords(query, 4);
-    let ids: Vec<MemoryId> = cands.iter().map(|c| c.loaded.memory.id).collect();
-    let matched = app.store.tag_matches(&ids, &query_tags)?;
-    for c in &mut cands {
-        c.relevance = score::tag_boost(c.relevance, matched.contains_key(&c.loaded.memory.id));
-    }
-    let method: ThresholdMethod = rc
-        .adaptive_threshold_method
-        .parse()
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let relevances: Vec<f32> = cands.iter().map(|c| c.relevance).collect();
-    let threshold = mira_core::threshold::adaptive_threshold(
-        &relevances,
-        method,
-        rc.adaptive_threshold_floor,
-        rc.adaptive_threshold_ceiling,
-    );
-    let kept: HashSet<usize> = mira_core::threshold::prune(
-        &relevances,
-        threshold,
-        mira_core::threshold::DEFAULT_KEEP_AT_LEAST,
-    )
-    .into_iter()
-    .collect();
-    let mut cands: Vec<Candidate> = cands
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| kept.contains(i))
-        .map(|(_, c)| c)
-        .collect();
-    sort_by_relevance(&mut cands);
-    if rc.reranker.enabled {
-        for c in cands.iter_mut().take(rc.reranker.top_k) {
-            c.relevance = rerank::blend(
-                c.relevance,
-                rerank::rerank_score(query, &c.loaded.memory.content),
-            );
+        let n = catalog.scope_size(&input.filter);
+        Ranker {
+            view,
+            catalog,
+            input,
+            lexical_moments: Moments::of_sparse(lexical.values().copied(), n),
+            lexical,
+            dense_moments: Moments::default(),
+            fused: HashMap::new(),
+            scale: (0.0, 1.0),
         }
-        sort_by_relevance(&mut cands);
     }
-    Ok(cands)
-}
 
-fn sort_by_relevance(cands: &mut [Candidate]) {
-    cands.sort_by(|a, b| {
-        b.relevance
-            .total_cmp(&a.relevance)
-            .then(a.loaded.memory.id.cmp(&b.loaded.memory.id))
-    });
+    fn cosine(&self, slot: u32) -> Option<f32> {
+        let card = self.catalog.card(slot)?;
+        let v = self.view.vector(card.key)?;
+        (!self.input.qvec.is_empty()).then(|| dot(v, self.input.qvec))
+    }
+
+    /// The fused score F of `slot`, scaled to [0, 1] over the pool.
+    fn fused(&mut self, slot: u32) -> f32 {
+        if let Some(&f) = self.fused.get(&slot) {
+            return (f - self.scale.0) / self.scale.1;
+        }
+        let raw = self.raw_fused(slot);
+        self.fused.insert(slot, raw);
+        (raw - self.scale.0) / self.scale.1
+    }
+
+    fn raw_fused(&self, slot: u32) -> f32 {
+        let lz = self
+            .lexical_moments
+            .z(self.lexical.get(&slot).copied().unwrap_or(0.0));
+        let dz = self.cosine(slot).map_or(0.0, |c| self.dense_moments.z(c));
+        rank::fuse(lz, dz, self.input.params.lexical_weight)
+    }
+
+    /// The slots scored: the whole scope when it is small, else the best of each search.
+    fn pool(&mut self) -> Vec<u32> {
+        let input = self.input;
+        let n = self.catalog.scope_size(&input.filter);
+        if n <= input.exhaustive_below {
+            let scope = self.catalog.scope(&input.filter);
+            self.dense_moments = Moments::of(scope.iter().filter_map(|&s| self.cosine(s)));
+            return scope;
+        }
+        let mut pool: Vec<u32> = self.best_lexical(input.k);
+        if !input.qvec.is_empty() {
+            let hits = self.view.search(input.qvec, input.k, &input.filter);
+            pool.extend(hits.iter().filter_map(|h| self.catalog.slot_of(h.id)));
+            // Moments of the cosines over an even sample of the scope.
+            let scope = self.catalog.scope(&input.filter);
+            let step = (scope.len() / 2048).max(1);
+            self.dense_moments =
+                Moments::of(scope.iter().step_by(step).filter_map(|&s| self.cosine(s)));
+        }
+        pool.sort_unstable();
+        pool.dedup();
+        pool
+    }
+
+    fn best_lexical(&self, k: usize) -> Vec<u32> {
+        let mut hits: Vec<(u32, f32)> = self.lexical.iter().map(|(&s, &v)| (s, v)).collect();
+        self.sort_hits(&mut hits);
+        hits.truncate(k);
+        hits.into_iter().map(|(s, _)| s).collect()
+    }
+
+    /// Sorts by score descending, ties by key.
+    fn sort_hits(&self, hits: &mut [(u32, f32)]) {
+        let key = |s: u32| self.catalog.card(s).map_or(u64::MAX, |c| c.key);
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(key(a.0).cmp(&key(b.0))));
+    }
+
+    fn ranked(mut self) -> Vec<Candidate> {
+        let input = self.input;
+        let scored: Vec<(u32, f32)> = match input.mode {
+            Retrieval::Hybrid => self.hybrid(),
+            Retrieval::LexicalOnly => self.lexical.iter().map(|(&s, &v)| (s, v)).collect(),
+            Retrieval::DenseOnly => self.dense_only(),
+            Retrieval::Rrf => self.rrf(),
+        };
+        let mut scored = scored;
+        self.sort_hits(&mut scored);
+        scored.truncate(input.k);
+        let top = scored.first().map_or(1.0, |s| s.1);
+        scored
+            .into_iter()
+            .filter_map(|(slot, g)| {
+                let card = self.catalog.card(slot)?.clone();
+                let embedding = self
+                    .view
+                    .vector(card.key)
+                    .map(<[f32]>::to_vec)
+                    .unwrap_or_default();
+                Some(Candidate {
+                    card,
+                    embedding,
+                    relevance: if top > 0.0 {
+                        (g / top).clamp(0.0, 1.0)
+                    } else {
+                        0.0
+                    },
+                })
+            })
+            .collect()
+    }
+
+    fn dense_only(&self) -> Vec<(u32, f32)> {
+        if self.input.qvec.is_empty() {
+            return Vec::new();
+        }
+        self.view
+            .search(self.input.qvec, self.input.k, &self.input.filter)
+            .iter()
+            .filter_map(|h| Some((self.catalog.slot_of(h.id)?, h.similarity)))
+            .collect()
+    }
+
+    fn rrf(&self) -> Vec<(u32, f32)> {
+        let key_of = |s: u32| self.catalog.card(s).map(|c| c.id);
+        let lexical: Vec<_> = self
+            .best_lexical(self.input.k)
+            .into_iter()
+            .filter_map(key_of)
+            .collect();
+        let dense: Vec<_> = self
+            .dense_only()
+            .into_iter()
+            .filter_map(|(s, _)| key_of(s))
+            .collect();
+        fusion::rrf(&[&dense, &lexical], fusion::DEFAULT_K)
+            .into_iter()
+            .filter_map(|(id, score)| Some((self.catalog.slot_of(id)?, score as f32)))
+            .collect()
+    }
+
+    /// F over the pool, then G with neighbours and the entity boost.
+    fn hybrid(&mut self) -> Vec<(u32, f32)> {
+        let p = self.input.params;
+        let pool = self.pool();
+        if pool.is_empty() {
+            return Vec::new();
+        }
+        let raw: Vec<f32> = pool.iter().map(|&s| self.raw_fused(s)).collect();
+        let lo = raw.iter().copied().fold(f32::INFINITY, f32::min);
+        let hi = raw.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        self.scale = (lo, (hi - lo).max(1e-9));
+        for (&s, &f) in pool.iter().zip(&raw) {
+            self.fused.insert(s, f);
+        }
+        // In a large scope the memories next to the pool are ranked too.
+        let mut ranked = pool.clone();
+        if self.catalog.scope_size(&self.input.filter) > self.input.exhaustive_below {
+            for &s in &pool {
+                for (b, a) in self.catalog.neighbours(s, p.propagation_reach) {
+                    ranked.extend(b);
+                    ranked.extend(a);
+                }
+            }
+            ranked.sort_unstable();
+            ranked.dedup();
+        }
+        let entity = self.entity();
+        ranked
+            .into_iter()
+            .map(|s| {
+                let sides: Vec<(Option<f32>, Option<f32>)> = if p.propagation > 0.0 {
+                    self.catalog
+                        .neighbours(s, p.propagation_reach)
+                        .into_iter()
+                        .map(|(b, a)| (b.map(|x| self.fused(x)), a.map(|x| self.fused(x))))
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                let mut g = rank::propagate(self.fused(s), &sides, &p);
+                if let Some((name, term)) = &entity {
+                    let by = self
+                        .catalog
+                        .card(s)
+                        .and_then(|c| c.speaker.as_deref())
+                        .is_some_and(|sp| sp == name.as_str());
+                    if by || self.catalog.has_term(s, term) {
+                        g += p.entity_boost;
+                    }
+                }
+                (s, g)
+            })
+            .collect()
+    }
+
+    /// The one person the query names among the scope's speakers, with their analysed term.
+    fn entity(&self) -> Option<(String, String)> {
+        if self.input.params.entity_boost == 0.0 {
+            return None;
+        }
+        let speakers = self.catalog.speakers(&self.input.filter);
+        let named = rank::named_entities(self.input.query, |n| {
+            speakers.iter().any(|s| s.as_ref() == n)
+        });
+        let [name] = named.as_slice() else {
+            return None;
+        };
+        let term = lexical::terms(name).into_iter().next()?;
+        Some((name.clone(), term))
+    }
 }

@@ -277,6 +277,7 @@ impl Line {
             superseded_by,
         };
         let fingerprint_tokens = tokens::count(&render::fingerprint_text(&memory)) as u32;
+        let costs = Some(render::mode_costs(&memory));
         let record = MemoryRecord {
             id,
             content_hash: content_hash(&memory.content),
@@ -289,6 +290,7 @@ impl Line {
             fact_count: memory.fingerprint.fact_count(),
             fingerprint_tokens,
             tags,
+            costs,
             wing: memory.wing,
             room: memory.room,
             memory_type,

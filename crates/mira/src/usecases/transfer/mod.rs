@@ -259,13 +259,7 @@ impl<'a> Import<'a> {
                 )
             })?;
         self.report.imported += memories.len() as u64;
-        for (seq, m) in out.seqs.iter().zip(&memories) {
-            if m.record.archived_at.is_none() {
-                let r = &m.record;
-                self.app
-                    .index_memory(*seq, r.id, &r.wing, &r.room, &m.embedding.vector);
-            }
-        }
+        self.app.sync_index();
         let mut resolved = out.resolved.into_iter();
         let before = self.relations.len();
         self.relations.retain(|_| !resolved.next().unwrap_or(false));

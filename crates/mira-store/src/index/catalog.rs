@@ -1,0 +1,401 @@
+//! The catalog: what recall needs to know about every live memory, in memory, so that ranking
+//! reads no SQLite row and does no work that grows with the matches of a query term.
+//!
+//! One [`Card`] per live memory (metadata, stored section costs, speaker), the BM25 inverted index
+//! of its text and the day it happened ([`mira_core::lexical`]), counts per wing and room, the
+//! memories of each session in time order (for neighbour propagation) and the speakers of each
+//! wing (for the entity boost). Rows come from SQLite ([`CatalogRow`]); the manager keeps the
+//! catalog in step with the database (see the [module docs](super)).
+
+use super::{Labels, Matcher, SearchFilter};
+use mira_core::allocate::ModeCosts;
+use mira_core::lexical::{self, Bm25Params, LexicalIndex};
+use mira_core::memory::{MemoryId, MemoryType};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A live memory as recall sees it before choosing what to read in full.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Card {
+    /// `verbatims.seq`, the stable row key.
+    pub key: u64,
+    /// The memory's id.
+    pub id: MemoryId,
+    /// Its wing.
+    pub wing: Arc<str>,
+    /// Its room.
+    pub room: Arc<str>,
+    /// Its type.
+    pub memory_type: MemoryType,
+    /// When it happened (unix ms).
+    pub created_at_ms: i64,
+    /// Its session, if any.
+    pub session: Option<Arc<str>>,
+    /// cl100k tokens of the content.
+    pub token_count: u32,
+    /// Facts in its fingerprint.
+    pub fact_count: u32,
+    /// Section costs stored with the row for the current render format (`None` when the row
+    /// predates it; recall then computes them from the memory).
+    pub costs: Option<ModeCosts>,
+    /// The memory that replaced it, if any.
+    pub superseded_by: Option<MemoryId>,
+    /// Who said it (`Name:` prefix of the content), in lower case.
+    pub speaker: Option<Arc<str>>,
+}
+
+/// One live row read from SQLite: the card's fields and the text the lexical index covers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogRow {
+    /// The card (its `speaker` is derived from `content` on insertion).
+    pub card: Card,
+    /// The content (T0).
+    pub content: String,
+}
+
+/// `8 May 2023`: the day a memory happened, as the lexical index sees it.
+pub fn day_text(created_at_ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(created_at_ms)
+        .map(|t| t.format("%-d %B %Y").to_string())
+        .unwrap_or_default()
+}
+
+/// The catalog of live memories. Slots are dense row numbers, reused after removal.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    cards: Vec<Option<Card>>,
+    /// Interned wing and room ids per slot (for scope tests without string compares).
+    labels_of: Vec<(u32, u32)>,
+    free: Vec<u32>,
+    by_key: HashMap<u64, u32>,
+    by_id: HashMap<MemoryId, u32>,
+    labels: Labels,
+    names: HashMap<Arc<str>, ()>,
+    lexical: LexicalIndex,
+    /// Slots of each (wing, session), sorted by (created_at, key).
+    sessions: HashMap<(u32, Arc<str>), Vec<u32>>,
+    /// Per wing: speaker → number of memories.
+    speakers: HashMap<u32, HashMap<Arc<str>, usize>>,
+    census: HashMap<(Option<u32>, Option<u32>), usize>,
+    live: usize,
+}
+
+impl Catalog {
+    /// An empty catalog.
+    pub fn new() -> Self {
+        Catalog::default()
+    }
+
+    /// Number of live memories.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// Whether the catalog is empty.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    fn intern(&mut self, s: &str) -> Arc<str> {
+        if let Some((k, _)) = self.names.get_key_value(s) {
+            return k.clone();
+        }
+        let a: Arc<str> = Arc::from(s);
+        self.names.insert(a.clone(), ());
+        a
+    }
+
+    /// Adds or replaces the memory of `row` (matched by key, then by id).
+    pub fn upsert(&mut self, row: CatalogRow) {
+        let CatalogRow { mut card, content } = row;
+        self.remove_key(card.key);
+        if let Some(&slot) = self.by_id.get(&card.id) {
+            let key = self.cards[slot as usize].as_ref().map(|c| c.key);
+            if let Some(k) = key {
+                self.remove_key(k);
+            }
+        }
+        card.wing = self.intern(&card.wing);
+        card.room = self.intern(&card.room);
+        card.session = card.session.as_deref().map(|s| self.intern(s));
+        card.speaker = mira_core::rank::speaker(&content).map(|s| self.intern(&s));
+        let wing = self.labels.intern(&card.wing);
+        let room = self.labels.intern(&card.room);
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.cards.push(None);
+                self.labels_of.push((0, 0));
+                (self.cards.len() - 1) as u32
+            }
+        };
+        let mut text = content;
+        text.push(' ');
+        text.push_str(&day_text(card.created_at_ms));
+        self.lexical.insert(slot, &lexical::terms(&text));
+        if let Some(session) = &card.session {
+            let list = self.sessions.entry((wing, session.clone())).or_default();
+            let order = (card.created_at_ms, card.key);
+            let cards = &self.cards;
+            let at = list.partition_point(|&s| {
+                cards[s as usize]
+                    .as_ref()
+                    .is_some_and(|c| (c.created_at_ms, c.key) < order)
+            });
+            list.insert(at, slot);
+        }
+        if let Some(sp) = &card.speaker {
+            *self
+                .speakers
+                .entry(wing)
+                .or_default()
+                .entry(sp.clone())
+                .or_default() += 1;
+        }
+        for k in census_keys(wing, room) {
+            *self.census.entry(k).or_default() += 1;
+        }
+        self.by_key.insert(card.key, slot);
+        self.by_id.insert(card.id, slot);
+        self.labels_of[slot as usize] = (wing, room);
+        self.cards[slot as usize] = Some(card);
+        self.live += 1;
+    }
+
+    /// Removes the memory stored under `key`; false if there was none.
+    pub fn remove_key(&mut self, key: u64) -> bool {
+        let Some(slot) = self.by_key.remove(&key) else {
+            return false;
+        };
+        let Some(card) = self.cards[slot as usize].take() else {
+            return false;
+        };
+        let (wing, room) = self.labels_of[slot as usize];
+        self.by_id.remove(&card.id);
+        self.lexical.remove(slot);
+        if let Some(session) = &card.session {
+            if let Some(list) = self.sessions.get_mut(&(wing, session.clone())) {
+                list.retain(|&s| s != slot);
+                if list.is_empty() {
+                    self.sessions.remove(&(wing, session.clone()));
+                }
+            }
+        }
+        if let Some(sp) = &card.speaker {
+            if let Some(m) = self.speakers.get_mut(&wing) {
+                if let Some(c) = m.get_mut(sp) {
+                    *c -= 1;
+                    if *c == 0 {
+                        m.remove(sp);
+                    }
+                }
+            }
+        }
+        for k in census_keys(wing, room) {
+            if let Some(c) = self.census.get_mut(&k) {
+                *c = c.saturating_sub(1);
+            }
+        }
+        self.free.push(slot);
+        self.live -= 1;
+        true
+    }
+
+    /// Every key held.
+    pub fn keys(&self) -> impl Iterator<Item = u64> + '_ {
+        self.by_key.keys().copied()
+    }
+
+    /// The slot of memory `id`, if live.
+    pub fn slot_of(&self, id: MemoryId) -> Option<u32> {
+        self.by_id.get(&id).copied()
+    }
+
+    /// The card in `slot`.
+    pub fn card(&self, slot: u32) -> Option<&Card> {
+        self.cards.get(slot as usize).and_then(Option::as_ref)
+    }
+
+    /// The resolved form of `filter` (`None`: it names a wing or room that holds nothing).
+    pub(crate) fn matcher(&self, filter: &SearchFilter) -> Option<Matcher> {
+        self.labels.matcher(filter)
+    }
+
+    /// Whether `slot` holds a memory within `m`.
+    pub(crate) fn in_scope(&self, slot: u32, m: &Matcher) -> bool {
+        self.cards[slot as usize].is_some() && {
+            let (wing, room) = self.labels_of[slot as usize];
+            m.matches_labels(wing, room)
+        }
+    }
+
+    /// Number of live memories within `filter`.
+    pub fn scope_size(&self, filter: &SearchFilter) -> usize {
+        let Some(m) = self.matcher(filter) else {
+            return 0;
+        };
+        match m.labels() {
+            (None, None) => self.live,
+            key => self.census.get(&key).copied().unwrap_or(0),
+        }
+    }
+
+    /// The slots of every live memory within `filter`.
+    pub fn scope(&self, filter: &SearchFilter) -> Vec<u32> {
+        let Some(m) = self.matcher(filter) else {
+            return Vec::new();
+        };
+        (0..self.cards.len() as u32)
+            .filter(|&s| self.in_scope(s, &m))
+            .collect()
+    }
+
+    /// BM25 scores of the memories within `filter` that share a term with `query` (unsorted);
+    /// IDF is computed over the scope.
+    pub fn lexical_scores(
+        &self,
+        query: &[String],
+        params: Bm25Params,
+        filter: &SearchFilter,
+    ) -> Vec<(u32, f32)> {
+        let Some(m) = self.matcher(filter) else {
+            return Vec::new();
+        };
+        let n = self.scope_size(filter);
+        self.lexical
+            .score(query, params, n, |s| self.in_scope(s, &m))
+    }
+
+    /// Whether the text of `slot` contains the analysed `term`.
+    pub fn has_term(&self, slot: u32, term: &str) -> bool {
+        self.lexical.has_term(slot, term)
+    }
+
+    /// The memories `1..=reach` steps before and after `slot` in its session, in time order
+    /// (`(before_d, after_d)` for d = 1..=reach; empty when it has no session).
+    pub fn neighbours(&self, slot: u32, reach: usize) -> Vec<(Option<u32>, Option<u32>)> {
+        let Some(card) = self.card(slot) else {
+            return Vec::new();
+        };
+        let Some(session) = &card.session else {
+            return Vec::new();
+        };
+        let (wing, _) = self.labels_of[slot as usize];
+        let Some(list) = self.sessions.get(&(wing, session.clone())) else {
+            return Vec::new();
+        };
+        let order = (card.created_at_ms, card.key);
+        let at = list.partition_point(|&s| {
+            self.cards[s as usize]
+                .as_ref()
+                .is_some_and(|c| (c.created_at_ms, c.key) < order)
+        });
+        (1..=reach)
+            .map(|d| {
+                let before = at.checked_sub(d).map(|i| list[i]);
+                let after = list.get(at + d).copied();
+                (before, after)
+            })
+            .collect()
+    }
+
+    /// The speakers of the memories within `filter`'s wing (all wings without one), lower case.
+    pub fn speakers(&self, filter: &SearchFilter) -> Vec<Arc<str>> {
+        let wings: Vec<u32> = match &filter.wing {
+            Some(w) => self.labels.get(w).into_iter().collect(),
+            None => self.speakers.keys().copied().collect(),
+        };
+        let mut out: Vec<Arc<str>> = wings
+            .iter()
+            .filter_map(|w| self.speakers.get(w))
+            .flat_map(|m| m.keys().cloned())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+/// The census entries a memory of (wing, room) counts in.
+fn census_keys(wing: u32, room: u32) -> [(Option<u32>, Option<u32>); 3] {
+    [
+        (Some(wing), None),
+        (Some(wing), Some(room)),
+        (None, Some(room)),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(key: u64, wing: &str, session: Option<&str>, at: i64, content: &str) -> CatalogRow {
+        CatalogRow {
+            card: Card {
+                key,
+                id: MemoryId::from_u128(key as u128),
+                wing: wing.into(),
+                room: "notes".into(),
+                memory_type: MemoryType::SessionNote,
+                created_at_ms: at,
+                session: session.map(Into::into),
+                token_count: 5,
+                fact_count: 0,
+                costs: None,
+                superseded_by: None,
+                speaker: None,
+            },
+            content: content.into(),
+        }
+    }
+
+    #[test]
+    fn scopes_sessions_speakers_and_lexical_scores() {
+        let mut c = Catalog::new();
+        c.upsert(row(1, "a", Some("s1"), 30, "Caroline: I went hiking"));
+        c.upsert(row(2, "a", Some("s1"), 10, "Melanie: I painted a lake"));
+        c.upsert(row(3, "a", Some("s1"), 20, "Caroline: lovely lake"));
+        c.upsert(row(4, "b", Some("s1"), 20, "Bob: hiking again"));
+        assert_eq!(c.len(), 4);
+        let a = SearchFilter::wing("a");
+        assert_eq!(c.scope_size(&a), 3);
+        assert_eq!(c.scope(&a).len(), 3);
+        assert_eq!(c.scope_size(&SearchFilter::wing("zzz")), 0);
+        let s3 = c.slot_of(MemoryId::from_u128(3)).unwrap();
+        let n = c.neighbours(s3, 2);
+        assert_eq!(n[0].0.and_then(|s| c.card(s)).map(|c| c.key), Some(2));
+        assert_eq!(n[0].1.and_then(|s| c.card(s)).map(|c| c.key), Some(1));
+        assert_eq!(n[1], (None, None));
+        let names: Vec<String> = c.speakers(&a).iter().map(|s| s.to_string()).collect();
+        assert_eq!(names, vec!["caroline", "melanie"]);
+        let hits = c.lexical_scores(&lexical::query_terms("hiking"), Bm25Params::default(), &a);
+        assert_eq!(hits.len(), 1);
+        assert_eq!(c.card(hits[0].0).unwrap().key, 1);
+        assert!(c.has_term(hits[0].0, "hike"));
+        let day = c.lexical_scores(
+            &lexical::query_terms("January 1970"),
+            Bm25Params::default(),
+            &a,
+        );
+        assert_eq!(day.len(), 3, "the day is indexed");
+    }
+
+    #[test]
+    fn removal_and_replacement() {
+        let mut c = Catalog::new();
+        c.upsert(row(1, "a", Some("s"), 1, "one"));
+        c.upsert(row(2, "a", Some("s"), 2, "two"));
+        assert!(c.remove_key(1));
+        assert!(!c.remove_key(1));
+        assert_eq!(c.len(), 1);
+        let s2 = c.slot_of(MemoryId::from_u128(2)).unwrap();
+        assert_eq!(c.neighbours(s2, 1), vec![(None, None)]);
+        // Same id under a new key replaces the old entry.
+        let mut moved = row(9, "a", None, 3, "two again");
+        moved.card.id = MemoryId::from_u128(2);
+        c.upsert(moved);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c.keys().collect::<Vec<_>>(), vec![9]);
+        assert_eq!(c.scope_size(&SearchFilter::wing("a")), 1);
+    }
+}
