@@ -63,12 +63,13 @@ fn bench_allocate(c: &mut Criterion) {
         .iter()
         .enumerate()
         .map(|(i, m)| AllocCandidate {
-            base_score: 1.0 / (1.0 + i as f64 * 0.01),
-            created_at_secs: m.created_at.timestamp(),
+            relevance: 1.0 / (1.0 + i as f32 * 0.01),
             costs: render::mode_costs(m),
+            header_only: false,
+            pinned: false,
         })
         .collect();
-    // A precomputed similarity matrix stands in for the overlap cache.
+    // A precomputed similarity matrix stands in for the embeddings' dot products.
     let sim: Vec<f32> = (0..N * N)
         .map(|k| ((k * 7919) % 1000) as f32 / 2000.0)
         .collect();
@@ -81,7 +82,6 @@ fn bench_allocate(c: &mut Criterion) {
                     black_box(budget),
                     &params,
                     &mut |i, j| sim[i * N + j],
-                    &|i, j| (i + j) % 11 == 0,
                 )
             })
         });
@@ -100,23 +100,18 @@ fn bench_render(c: &mut Criterion) {
     });
     c.bench_function("render/100 verbatim sections + context block", |b| {
         b.iter(|| {
-            let mut used = 0;
-            let sections: Vec<String> = mems
+            let sections: Vec<(String, u32)> = mems
                 .iter()
-                .enumerate()
-                .map(|(i, m)| {
-                    let (s, cost) = render::section(i + 1, RenderMode::Verbatim, black_box(m));
-                    used += cost;
-                    s
-                })
+                .map(|m| render::section(RenderMode::Verbatim, black_box(m)))
                 .collect();
-            render::context_block(
-                "database connection pool",
-                100_000,
-                Some("bench"),
-                &sections,
-                used,
-            )
+            let frame = render::Frame {
+                query: "database connection pool",
+                budget: 100_000,
+                wing: Some("bench"),
+                fallback: false,
+                instructions: true,
+            };
+            render::context_block(&frame, &sections)
         })
     });
 }

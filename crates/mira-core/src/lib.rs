@@ -2,8 +2,8 @@
 //!
 //! Store side: [`classify`], [`fingerprint`], [`entities`], [`causal`], [`tags`], [`tokens`],
 //! [`redact`].
-//! Recall side: [`expand`], [`fusion`], [`cluster`], [`threshold`], [`rerank`], [`score`],
-//! [`allocate`], [`render`].
+//! Recall side: [`expand`], [`lexical`], [`rank`], [`fusion`] (the RRF baseline), [`allocate`],
+//! [`render`], [`sanitize`].
 
 pub mod memory;
 pub mod text;
@@ -17,14 +17,11 @@ pub mod redact;
 pub mod tags;
 
 pub mod allocate;
-pub mod cluster;
 pub mod expand;
 pub mod fusion;
 pub mod lexical;
 pub mod rank;
 pub mod render;
-pub mod rerank;
-pub mod score;
-pub mod threshold;
+pub mod sanitize;
 
 pub use memory::{MemoryId, MemoryType, RelationType};

@@ -183,8 +183,22 @@ pub struct Memory {
     pub superseded_by: Option<MemoryId>,
 }
 
-/// Parses a memory id as printed by mira (`<uuid>`, `T0:<uuid>`, `ID: T0:<uuid>`, case-insensitive prefix).
-pub fn parse_memory_id(raw: &str) -> Result<MemoryId, String> {
+/// Shortest id prefix accepted (the short id printed in the context block is 8 hex digits).
+pub const MIN_ID_PREFIX: usize = 8;
+
+/// A memory id as a caller wrote it: a whole UUID, or the start of one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdRef {
+    /// A complete id.
+    Full(MemoryId),
+    /// The first hex digits of an id, in its lower-case hyphenated form (`0a1b2c3d`,
+    /// `0a1b2c3d-4e5f`).
+    Prefix(String),
+}
+
+/// Parses a memory id as printed by mira: `<uuid>`, `T0:<uuid>`, `ID: T0:<uuid>`, the short id
+/// `0a1b2c3d` or `[0a1b2c3d]`, or any prefix of at least [`MIN_ID_PREFIX`] hex digits.
+pub fn parse_id_ref(raw: &str) -> Result<IdRef, String> {
     let mut s = raw.trim();
     if let Some(rest) = s.strip_prefix("ID:") {
         s = rest.trim();
@@ -195,11 +209,39 @@ pub fn parse_memory_id(raw: &str) -> Result<MemoryId, String> {
             break;
         }
     }
-    Uuid::parse_str(s).map_err(|_| {
-        format!(
-            "invalid ID '{raw}': not a memory id. Use the exact ID printed by mira_recall or mira_timeline (a UUID or T0:<uuid>)"
-        )
-    })
+    let s = s
+        .strip_prefix('[')
+        .and_then(|x| x.strip_suffix(']'))
+        .unwrap_or(s)
+        .trim();
+    if let Ok(id) = Uuid::parse_str(s) {
+        return Ok(IdRef::Full(id));
+    }
+    let hex: String = s.chars().filter(|&c| c != '-').collect();
+    if hex.len() >= MIN_ID_PREFIX && hex.len() < 32 && hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        // Re-hyphenated as in 8-4-4-4-12, so it is a prefix of the stored form.
+        let mut out = String::with_capacity(hex.len() + 4);
+        for (i, c) in hex.to_ascii_lowercase().chars().enumerate() {
+            if matches!(i, 8 | 12 | 16 | 20) {
+                out.push('-');
+            }
+            out.push(c);
+        }
+        return Ok(IdRef::Prefix(out));
+    }
+    Err(format!(
+        "invalid ID '{raw}': not a memory id. Use an ID printed by mira_recall or mira_timeline: the short id (8 hex digits, e.g. 0a1b2c3d), any longer prefix, or the whole UUID"
+    ))
+}
+
+/// Parses a complete memory id (`<uuid>`, `T0:<uuid>`, `ID: T0:<uuid>`).
+pub fn parse_memory_id(raw: &str) -> Result<MemoryId, String> {
+    match parse_id_ref(raw)? {
+        IdRef::Full(id) => Ok(id),
+        IdRef::Prefix(_) => Err(format!(
+            "invalid ID '{raw}': a whole memory id (a UUID) is needed here"
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -233,5 +275,34 @@ mod tests {
             .unwrap_err()
             .contains("mira_recall"));
         assert!(parse_memory_id("é").is_err());
+        assert!(parse_memory_id("0a1b2c3d").is_err());
+    }
+
+    #[test]
+    fn short_ids_and_prefixes_are_references() {
+        let id = Uuid::parse_str("0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d").unwrap();
+        assert_eq!(
+            parse_id_ref("T0:0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"),
+            Ok(IdRef::Full(id))
+        );
+        for (form, prefix) in [
+            ("0a1b2c3d", "0a1b2c3d"),
+            ("[0A1B2C3D]", "0a1b2c3d"),
+            ("T0:0a1b2c3d", "0a1b2c3d"),
+            ("0a1b2c3d4e", "0a1b2c3d-4e"),
+            ("0a1b2c3d-4e5f-4", "0a1b2c3d-4e5f-4"),
+        ] {
+            assert_eq!(
+                parse_id_ref(form),
+                Ok(IdRef::Prefix(prefix.into())),
+                "{form}"
+            );
+        }
+        for bad in ["0a1b2c3", "0a1b2c3z", "", "[]"] {
+            assert!(
+                parse_id_ref(bad).unwrap_err().contains("8 hex digits"),
+                "{bad}"
+            );
+        }
     }
 }

@@ -36,7 +36,7 @@ impl Default for RankParams {
     fn default() -> Self {
         RankParams {
             lexical_weight: 0.4,
-            propagation: 0.7,
+            propagation: 0.5,
             propagation_decay: 0.5,
             propagation_reach: 3,
             entity_boost: 0.2,
@@ -195,7 +195,10 @@ mod tests {
 
     #[test]
     fn propagation_takes_the_better_side_with_decay() {
-        let p = RankParams::default();
+        let p = RankParams {
+            propagation: 0.7,
+            ..RankParams::default()
+        };
         let sides = [(Some(0.2), Some(1.0)), (None, Some(0.4)), (Some(0.8), None)];
         // 0.7 × (1.0 + 0.5 × 0.4 + 0.25 × 0.8) = 0.98
         assert!((propagate(0.1, &sides, &p) - 1.08).abs() < 1e-5);

@@ -30,6 +30,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "change_log_and_costs",
         sql: include_str!("../migrations/003_change_log_and_costs.sql"),
     },
+    Migration {
+        version: 4,
+        name: "pins",
+        sql: include_str!("../migrations/004_pins.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -54,6 +54,8 @@ pub struct NewMemory {
     pub supersedes: Vec<MemoryId>,
     /// Token cost of each render mode's section ([`mira_core::render::mode_costs`]).
     pub costs: ModeCosts,
+    /// Shown in every recall of its wing, before anything else.
+    pub pinned: bool,
 }
 
 /// One edge as seen from a loaded memory.
@@ -320,6 +322,37 @@ impl Store {
         })
     }
 
+    /// Pins or unpins memory `id`; false when no memory has that id.
+    pub fn set_pinned(&self, id: MemoryId, pinned: bool) -> Result<bool> {
+        self.write(|tx| {
+            let n = tx
+                .prepare_cached("UPDATE verbatims SET pinned = ?1 WHERE id = ?2 AND pinned <> ?1")?
+                .execute(params![pinned, id.to_string()])?;
+            let exists = n > 0
+                || tx
+                    .prepare_cached("SELECT 1 FROM verbatims WHERE id = ?1")?
+                    .exists([id.to_string()])?;
+            Ok(exists)
+        })
+    }
+
+    /// Up to `limit` ids, in order, of the memories whose id (lower-case, hyphenated) starts
+    /// with `prefix`.
+    pub fn ids_with_prefix(&self, prefix: &str, limit: usize) -> Result<Vec<MemoryId>> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT id FROM verbatims WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT ?3",
+            )?;
+            let upper = format!("{prefix}~");
+            let ids = stmt
+                .query_map(params![prefix, upper, limit as i64], |r| {
+                    r.get::<_, String>(0)
+                })?
+                .collect::<rusqlite::Result<Vec<String>>>()?;
+            ids.iter().map(|s| parse_id(s)).collect()
+        })
+    }
+
     /// The most recent non-archived memories of `wing` created at or after `since_ms`
     /// (newest first, at most `limit`), with their embeddings and entity tags.
     pub fn recent_in_wing(
@@ -431,6 +464,7 @@ fn insert_one(tx: &Connection, new: &NewMemory) -> Result<i64> {
         fingerprint_tokens: new.fingerprint_tokens,
         tags: new.tags.clone(),
         costs: Some(new.costs),
+        pinned: new.pinned,
     };
     let embedding = StoredEmbedding {
         model: new.model.clone(),
@@ -472,8 +506,8 @@ pub(crate) fn insert_record(
     tx.prepare_cached(
         "INSERT INTO verbatims (id, wing, room, memory_type, content, content_hash, token_count,
                                 created_at, stored_at, session_id, metadata, archived_at, superseded_by,
-                                cost_header, cost_fingerprint, cost_verbatim, cost_version)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                                cost_header, cost_fingerprint, cost_verbatim, cost_version, pinned)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
     )?
     .execute(params![
         id,
@@ -493,6 +527,7 @@ pub(crate) fn insert_record(
         m.costs.map(|c| c.fingerprint),
         m.costs.map(|c| c.verbatim),
         m.costs.map(|_| mira_core::render::RENDER_VERSION),
+        m.pinned,
     ])?;
     let seq = tx.last_insert_rowid();
     tx.prepare_cached(

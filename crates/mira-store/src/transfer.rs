@@ -74,6 +74,8 @@ pub struct MemoryRecord {
     /// Token cost of each render mode's section for the current render format (`None`: not
     /// computed; the application fills it in the background).
     pub costs: Option<ModeCosts>,
+    /// Shown in every recall of its wing, before anything else.
+    pub pinned: bool,
 }
 
 /// Every row stored for one memory, as [`Store::export_memories`] reads it.
@@ -130,7 +132,7 @@ pub struct RestoreOutcome {
 
 const FULL_COLUMNS: &str = "v.id, v.wing, v.room, v.memory_type, v.content, v.content_hash, \
      v.token_count, v.created_at, v.stored_at, v.session_id, v.metadata, v.archived_at, \
-     v.superseded_by, f.data, f.fact_count, f.token_count";
+     v.superseded_by, f.data, f.fact_count, f.token_count, v.pinned";
 
 fn parse_id(s: &str) -> Result<MemoryId> {
     MemoryId::parse_str(s).map_err(|_| StoreError::Corrupt(format!("bad id '{s}'")))
@@ -213,6 +215,7 @@ fn read_full(conn: &Connection, row: &rusqlite::Row<'_>, embeddings: bool) -> Re
             fingerprint_tokens: row.get(15)?,
             tags,
             costs: None,
+            pinned: row.get::<_, i64>(16)? != 0,
         };
     Ok(FullMemory {
         record,
@@ -335,6 +338,7 @@ mod tests {
                 fingerprint: r#"{"type":"fact","subjects":["x"],"entities":[]}"#.into(),
                 fact_count: 0,
                 costs: None,
+                pinned: false,
                 fingerprint_tokens: 4,
                 tags: vec![
                     NewTag {

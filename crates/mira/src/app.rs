@@ -5,8 +5,6 @@ use crate::config::{Config, ConfigSource};
 use crate::ops::{Metrics, TimedEmbedder};
 use crate::webhooks::{Dispatcher, MemoryEvent};
 use anyhow::{Context, Result};
-use mira_core::allocate::ModeCosts;
-use mira_core::memory::{Memory, MemoryId};
 use mira_embed::Embedder;
 use mira_store::index::{IndexParams, VectorIndexManager};
 use mira_store::Store;
@@ -37,11 +35,7 @@ pub struct App {
     embedder: OnceLock<Arc<dyn Embedder>>,
     factory: EmbedderFactory,
     query_cache: Mutex<lru::LruCache<String, Vec<f32>>>,
-    cost_cache: Mutex<lru::LruCache<MemoryId, ModeCosts>>,
 }
-
-/// Memories whose section costs are kept (a memory's rendering never changes once stored).
-const COST_CACHE_ENTRIES: usize = 20_000;
 
 impl std::fmt::Debug for App {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -77,6 +71,9 @@ impl App {
         config_source: ConfigSource,
         factory: EmbedderFactory,
     ) -> Result<App> {
+        for w in config.retired_key_warnings() {
+            tracing::warn!("{w}");
+        }
         let dir = config.storage_dir();
         ensure_writable_dir(&dir)?;
         let db = config.db_path();
@@ -113,10 +110,6 @@ impl App {
             .unwrap_or(std::num::NonZeroUsize::MIN);
         Ok(App {
             query_cache: Mutex::new(lru::LruCache::new(cache_size)),
-            cost_cache: Mutex::new(lru::LruCache::new(
-                std::num::NonZeroUsize::new(COST_CACHE_ENTRIES)
-                    .unwrap_or(std::num::NonZeroUsize::MIN),
-            )),
             config,
             config_source,
             store,
@@ -160,25 +153,6 @@ impl App {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .put(query.to_owned(), vector);
-    }
-
-    /// The token cost of each render mode's section for `memory` (cached by id: tokenizing the
-    /// three forms of a long memory takes about a millisecond, and its text never changes).
-    pub fn mode_costs(&self, memory: &Memory) -> ModeCosts {
-        let cached = self
-            .cost_cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&memory.id)
-            .copied();
-        cached.unwrap_or_else(|| {
-            let costs = mira_core::render::mode_costs(memory);
-            self.cost_cache
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .put(memory.id, costs);
-            costs
-        })
     }
 
     /// Brings the in-memory catalog and vector index in step with the database: what this

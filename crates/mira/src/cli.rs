@@ -64,6 +64,9 @@ pub enum Command {
         /// Id of an earlier memory this one replaces.
         #[arg(long, value_name = "ID")]
         supersedes: Option<String>,
+        /// Pin it: shown in every recall of its wing, before anything else.
+        #[arg(long)]
+        pinned: bool,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -84,6 +87,9 @@ pub enum Command {
         /// Wings tried in order when the primary scope has no memory (comma-separated).
         #[arg(long, value_delimiter = ',', value_name = "WINGS")]
         fallback_wings: Vec<String>,
+        /// The order of the memories: relevance (most relevant first) or time (oldest first).
+        #[arg(long, default_value = "relevance", value_parser = parse_order)]
+        order: usecases::recall::Order,
         /// Print JSON instead of the context block.
         #[arg(long)]
         json: bool,
@@ -120,6 +126,30 @@ pub enum Command {
         /// Which benchmark.
         #[command(subcommand)]
         bench: EvalBench,
+    },
+    /// Speed at several store sizes: store throughput, recall p50/p95/p99 with fresh and cached
+    /// query embeddings, and the ratio to a lower bound (an exact scan plus an FTS5 lookup).
+    /// Stores are built once and kept under the cache directory.
+    Bench {
+        /// Store sizes, comma-separated.
+        #[arg(long, default_value = "1000,10000", value_parser = crate::bench::parse_sizes)]
+        sizes: std::vec::Vec<usize>,
+        /// LoCoMo conversations (a folder of JSON files, or one file) to take memories and
+        /// questions from (default: built-in project notes).
+        #[arg(long, value_name = "DIR")]
+        data: Option<PathBuf>,
+        /// Questions per pass.
+        #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        queries: u32,
+        /// Token budget per recall.
+        #[arg(long, default_value_t = 4000)]
+        budget: u32,
+        /// Where stores and embeddings are kept between runs (default ~/.cache/mira/bench).
+        #[arg(long, value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Outgoing webhooks: the dead letters and their replay.
     Webhooks {
@@ -231,7 +261,23 @@ pub enum Command {
     },
     /// Permanently delete one memory and everything derived from it.
     Forget {
-        /// The id (`<uuid>` or `T0:<uuid>`).
+        /// The id: the short id printed by recall (8 hex digits), any longer prefix, or the UUID.
+        id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Pin a memory: shown in every recall of its wing, before anything else.
+    Pin {
+        /// The id: the short id printed by recall (8 hex digits), any longer prefix, or the UUID.
+        id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Unpin a memory.
+    Unpin {
+        /// The id: the short id printed by recall (8 hex digits), any longer prefix, or the UUID.
         id: String,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -347,8 +393,8 @@ pub enum EvalBench {
         /// Ask at most this many questions per conversation.
         #[arg(long, value_name = "N")]
         max_questions: Option<usize>,
-        /// Candidates each retriever returns (dense and BM25; default: the configured
-        /// `allocator.max_candidates` and `recall.fts5_limit`).
+        /// Candidates each search returns in large scopes (dense and BM25; default: the
+        /// configured `allocator.max_candidates`).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(10..=1000))]
         k: Option<u16>,
         /// Also report each conversation.
@@ -504,6 +550,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             room,
             memory_type,
             supersedes,
+            pinned,
             json,
         } => {
             let content = match (text, file) {
@@ -518,6 +565,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 room: room.clone(),
                 memory_type: memory_type.clone(),
                 supersedes: supersedes.clone(),
+                pinned: *pinned,
                 ..StoreRequest::default()
             };
             let outcome = match use_case(usecases::store::store(&app, req))? {
@@ -536,6 +584,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             wing,
             room,
             fallback_wings,
+            order,
             json,
         } => {
             let app = open(&cli)?;
@@ -549,6 +598,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     .map(|w| w.trim().to_owned())
                     .filter(|w| !w.is_empty())
                     .collect(),
+                order: *order,
                 ..usecases::recall::RecallRequest::default()
             };
             let outcome = match use_case(usecases::recall::recall(&app, &req))? {
@@ -605,6 +655,44 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 print!("{}", crate::eval::render_table(&report, *per_conversation));
             }
         }
+        Command::Bench {
+            sizes,
+            data,
+            queries,
+            budget,
+            cache_dir,
+            json,
+        } => {
+            let (config, _) = Config::load(cli.config.as_deref())?;
+            if !(1..=usecases::recall::MAX_BUDGET).contains(budget) {
+                anyhow::bail!(
+                    "--budget must be between 1 and {}",
+                    usecases::recall::MAX_BUDGET
+                );
+            }
+            let cache_dir = match cache_dir {
+                Some(d) => d.clone(),
+                None => std::env::var_os("HOME")
+                    .map(|h| PathBuf::from(h).join(".cache/mira/bench"))
+                    .ok_or_else(|| anyhow::anyhow!("HOME is not set: give --cache-dir DIR"))?,
+            };
+            let dir = mira_embed::resolve_model_dir(config.embeddings.model_dir.as_deref());
+            let model: std::sync::Arc<dyn mira_embed::Embedder> =
+                std::sync::Arc::new(mira_embed::MiniLm::load(&dir)?);
+            let opts = crate::bench::BenchOptions {
+                sizes: sizes.clone(),
+                data: data.clone(),
+                queries: *queries as usize,
+                budget: *budget,
+                cache_dir,
+            };
+            let report = crate::bench::run(&config, model, &opts)?;
+            if *json {
+                print_json(&report)?;
+            } else {
+                print!("{}", crate::bench::render_table(&report));
+            }
+        }
         Command::Index {
             action: IndexAction::Rebuild,
         } => {
@@ -646,7 +734,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         | Command::Causal { .. }
         | Command::Archive { .. }
         | Command::Clear { .. }
-        | Command::Forget { .. } => {
+        | Command::Forget { .. }
+        | Command::Pin { .. }
+        | Command::Unpin { .. } => {
             return run_lifecycle(&cli);
         }
     }
@@ -799,6 +889,20 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
         Command::Forget { id, json } => {
             emit(clear::forget(&app, id), *json, clear::render_forget_text)
         }
+        Command::Pin { id, json } | Command::Unpin { id, json } => {
+            let pinned = matches!(command, Command::Pin { .. });
+            emit(
+                usecases::pin::set_pinned(&app, id, pinned),
+                *json,
+                |o: &usecases::pin::PinOutcome| {
+                    format!(
+                        "{} {}\n",
+                        if o.pinned { "Pinned" } else { "Unpinned" },
+                        o.id
+                    )
+                },
+            )
+        }
         _ => anyhow::bail!("not a lifecycle command"),
     }
 }
@@ -844,6 +948,7 @@ fn run_import(
         Ok(r) => r,
         Err(code) => return Ok(code),
     };
+    persist_index(&app);
     if json {
         print_json(&report)?;
     } else {
@@ -854,6 +959,18 @@ fn run_import(
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// After a bulk write: waits for the index build it started and saves the graph, so that the
+/// next process loads it instead of building it again.
+fn persist_index(app: &App) {
+    if !app.index.wait_idle(std::time::Duration::from_secs(900)) {
+        tracing::warn!("vector index: still building after 15 minutes; the next start builds it");
+        return;
+    }
+    if let Err(e) = app.index.save() {
+        tracing::warn!("vector index: not saved ({e}); the next start builds it");
+    }
 }
 
 /// Imports a JSONL file ("-": standard input), with a progress bar when stderr is a terminal.
@@ -968,4 +1085,8 @@ fn run_soul(cli: &Cli, agent: Option<&str>, json: bool, action: &SoulAction) -> 
             render::edit,
         ),
     }
+}
+
+fn parse_order(s: &str) -> std::result::Result<usecases::recall::Order, String> {
+    s.parse()
 }

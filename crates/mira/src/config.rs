@@ -21,8 +21,6 @@ pub struct Config {
     pub embeddings: EmbeddingsConfig,
     /// The Context Budget Allocator.
     pub allocator: AllocatorConfig,
-    /// Recency decay rate per type (per day).
-    pub decay_rates: DecayRates,
     /// Age in days after which `mira archive` archives a type.
     pub archive_thresholds: ArchiveThresholds,
     /// Cache of pairwise similarities used by the allocator.
@@ -41,7 +39,34 @@ pub struct Config {
     pub metrics: MetricsConfig,
     /// Outgoing webhooks.
     pub webhooks: WebhooksConfig,
+    /// Keys of the file that this version no longer uses (see [`RETIRED_KEYS`]), warned about
+    /// when the application opens.
+    #[serde(skip)]
+    pub retired_keys: Vec<String>,
 }
+
+/// Keys that earlier versions (and the reference) used and that are accepted but ignored, with
+/// why: recall now ranks by relevance and the allocator walks down that ranking (README,
+/// "Recall quality"), so the reference's scoring stages have no setting left.
+pub const RETIRED_KEYS: &[(&str, &str)] = &[
+    ("decay_rates", "recall no longer weighs memories by age"),
+    ("allocator.recency_floor", "recall no longer weighs memories by age"),
+    ("allocator.density_sigmoid", "recall no longer weighs memories by fact density"),
+    ("allocator.session_window_seconds", "the session boost is replaced by session-neighbour propagation (recall.ranking.propagation)"),
+    ("allocator.session_boost_beta", "the session boost is replaced by session-neighbour propagation (recall.ranking.propagation)"),
+    ("allocator.session_boost_max", "the session boost is replaced by session-neighbour propagation (recall.ranking.propagation)"),
+    ("allocator.causal_penalty_alpha", "the causal penalty is gone: relevance decides"),
+    ("allocator.early_pruning_threshold", "unused by the reference too; see allocator.relevance_floor"),
+    ("recall.adaptive_threshold_method", "replaced by allocator.relevance_floor"),
+    ("recall.adaptive_threshold_floor", "replaced by allocator.relevance_floor"),
+    ("recall.adaptive_threshold_ceiling", "replaced by allocator.relevance_floor"),
+    ("recall.enable_fts5", "recall keeps its own BM25 index (recall.ranking)"),
+    ("recall.fts5_limit", "recall keeps its own BM25 index (recall.ranking)"),
+    ("recall.rrf_k", "lexical and dense scores are fused by z-scores (recall.ranking.lexical_weight)"),
+    ("recall.fusion_weight", "replaced by recall.ranking.lexical_weight"),
+    ("recall.search_time_clustering", "near duplicates are shown as headers (allocator.redundancy_threshold)"),
+    ("recall.reranker", "the heuristic reranker is gone: the ranking is recall.ranking"),
+];
 
 /// `system:` (kept for compatibility with the reference's files).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -143,21 +168,6 @@ impl Default for EmbeddingsConfig {
     }
 }
 
-/// `allocator.density_sigmoid:`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct DensitySigmoid {
-    /// Steepness.
-    pub k: f64,
-    /// Centre (facts per √token).
-    pub mu: f64,
-}
-impl Default for DensitySigmoid {
-    fn default() -> Self {
-        DensitySigmoid { k: 2.0, mu: 0.3 }
-    }
-}
-
 /// `allocator:`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -166,41 +176,26 @@ pub struct AllocatorConfig {
     pub default_budget: u32,
     /// Candidates taken from each search.
     pub max_candidates: usize,
-    /// Reference key (unused by the reference too); kept for compatibility.
-    pub early_pruning_threshold: f64,
-    /// Memories created within this many seconds of a selected one get the session boost.
-    pub session_window_seconds: i64,
-    /// Session boost β.
-    pub session_boost_beta: f64,
-    /// Cap of the session boost, in (1, 1.5].
-    pub session_boost_max: f64,
-    /// Causal penalty α (score × e^(−α·links to the selected set)).
-    pub causal_penalty_alpha: f64,
-    /// Lowest recency factor, in [0, 1]: recency = floor + (1 − floor)·e^(−λ·age), so that a
-    /// very relevant old memory is not crushed by a barely relevant recent one (0 = the
-    /// reference's pure decay).
-    pub recency_floor: f64,
-    /// Density sigmoid.
-    pub density_sigmoid: DensitySigmoid,
+    /// Memories less relevant than this, relative to the most relevant one, are not shown
+    /// (in [0, 1]; the most relevant is always shown).
+    pub relevance_floor: f32,
+    /// Cosine similarity in [0, 1] at which a memory is redundant with one already shown: it is
+    /// shown as a header only.
+    pub redundancy_threshold: f32,
+    /// Share of the budget in [0, 1] that pinned memories may take.
+    pub pinned_share: f32,
 }
 impl Default for AllocatorConfig {
     fn default() -> Self {
         AllocatorConfig {
             default_budget: 4000,
             max_candidates: 100,
-            early_pruning_threshold: 0.6,
-            session_window_seconds: 7200,
-            session_boost_beta: 0.2,
-            session_boost_max: 1.2,
-            causal_penalty_alpha: 0.15,
-            recency_floor: 0.3,
-            density_sigmoid: DensitySigmoid::default(),
+            relevance_floor: 0.45,
+            redundancy_threshold: 0.95,
+            pinned_share: 0.2,
         }
     }
 }
-
-/// `decay_rates:` (λ per day; 0 means no decay).
-pub use mira_core::score::DecayRates;
 
 /// `archive_thresholds:` (days; absent types never auto-archive).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -324,67 +319,14 @@ impl Default for QueryExpansion {
     }
 }
 
-/// `recall.search_time_clustering:`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Clustering {
-    /// Collapse near duplicates among candidates.
-    pub enabled: bool,
-    /// Cosine similarity at which two candidates are duplicates.
-    pub similarity_threshold: f32,
-}
-impl Default for Clustering {
-    fn default() -> Self {
-        Clustering {
-            enabled: true,
-            similarity_threshold: 0.88,
-        }
-    }
-}
-
-/// `recall.reranker:`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Reranker {
-    /// Blend a lexical heuristic into relevance.
-    pub enabled: bool,
-    /// How many top candidates are reranked.
-    pub top_k: usize,
-}
-impl Default for Reranker {
-    fn default() -> Self {
-        Reranker {
-            enabled: false,
-            top_k: 30,
-        }
-    }
-}
-
 /// `recall:`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RecallConfig {
-    /// `iqr`, `elbow` or `mean_stddev`.
-    pub adaptive_threshold_method: String,
-    /// Lowest relevance threshold.
-    pub adaptive_threshold_floor: f32,
-    /// Highest relevance threshold.
-    pub adaptive_threshold_ceiling: f32,
-    /// Use the FTS5 lexical search beside the dense one.
-    pub enable_fts5: bool,
-    /// Candidates from the lexical search.
-    pub fts5_limit: usize,
-    /// RRF constant k.
-    pub rrf_k: f64,
-    /// Weight in [0, 1] of the fused (RRF) rank in a hybrid candidate's relevance; the rest
-    /// is its cosine similarity to the query (0 = cosine only, as the reference).
-    pub fusion_weight: f32,
     /// Query expansion.
     pub query_expansion: QueryExpansion,
-    /// Near-duplicate clustering.
-    pub search_time_clustering: Clustering,
-    /// Heuristic reranker.
-    pub reranker: Reranker,
+    /// Close the context block with one line that says how to read it (budgets from 500).
+    pub instructions: bool,
     /// What recall does with a superseded memory: `header` (shown only as a header, after its
     /// successor) or `exclude` (left out). Its successor is always brought in.
     pub superseded: String,
@@ -418,7 +360,7 @@ impl Default for RankingConfig {
     fn default() -> Self {
         RankingConfig {
             lexical_weight: 0.4,
-            propagation: 0.7,
+            propagation: 0.5,
             propagation_decay: 0.5,
             propagation_reach: 3,
             entity_boost: 0.2,
@@ -431,16 +373,8 @@ impl Default for RankingConfig {
 impl Default for RecallConfig {
     fn default() -> Self {
         RecallConfig {
-            adaptive_threshold_method: "iqr".into(),
-            adaptive_threshold_floor: 0.15,
-            adaptive_threshold_ceiling: 0.75,
-            enable_fts5: true,
-            fts5_limit: 100,
-            rrf_k: 60.0,
-            fusion_weight: 0.5,
             query_expansion: QueryExpansion::default(),
-            search_time_clustering: Clustering::default(),
-            reranker: Reranker::default(),
+            instructions: true,
             superseded: "header".into(),
             ranking: RankingConfig::default(),
         }
@@ -703,14 +637,37 @@ pub enum ConfigSource {
     Defaults,
 }
 
+/// Removes the [`RETIRED_KEYS`] present in a parsed file; returns those it found.
+fn remove_retired(value: &mut serde_norway::Value) -> Vec<String> {
+    let mut found = Vec::new();
+    for (key, _) in RETIRED_KEYS {
+        let (parent, leaf) = match key.rsplit_once('.') {
+            Some((p, l)) => (Some(p), l),
+            None => (None, *key),
+        };
+        let map = match parent {
+            Some(p) => value
+                .get_mut(p)
+                .and_then(serde_norway::Value::as_mapping_mut),
+            None => value.as_mapping_mut(),
+        };
+        if map.and_then(|m| m.remove(leaf)).is_some() {
+            found.push((*key).to_string());
+        }
+    }
+    found
+}
+
 impl Config {
     /// Parses YAML text. Errors name the offending key (`recall.rrf_k: invalid type…`).
     pub fn from_yaml(text: &str) -> Result<Config> {
         if text.trim().is_empty() {
             return Ok(Config::default());
         }
-        let de = serde_norway::Deserializer::from_str(text);
-        let cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut value: serde_norway::Value =
+            serde_norway::from_str(text).map_err(|e| anyhow!("{e}"))?;
+        let retired_keys = remove_retired(&mut value);
+        let mut cfg: Config = serde_path_to_error::deserialize(value).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner();
             if path == "." || path.is_empty() {
@@ -719,8 +676,20 @@ impl Config {
                 anyhow!("{path}: {inner}")
             }
         })?;
+        cfg.retired_keys = retired_keys;
         cfg.validate()?;
         Ok(cfg)
+    }
+
+    /// The warnings about [`RETIRED_KEYS`] found in the file, one per key.
+    pub fn retired_key_warnings(&self) -> Vec<String> {
+        self.retired_keys
+            .iter()
+            .filter_map(|k| RETIRED_KEYS.iter().find(|(name, _)| name == k))
+            .map(|(k, why)| {
+                format!("config: `{k}` is no longer used and is ignored ({why}); remove it")
+            })
+            .collect()
     }
 
     /// Loads the config file (see the module docs for the search order), applies the
@@ -829,59 +798,20 @@ impl Config {
             "must be in 1..=10000",
         )?;
         check(
-            unit(a.early_pruning_threshold),
-            "allocator.early_pruning_threshold",
+            unit(a.relevance_floor as f64),
+            "allocator.relevance_floor",
             "must be in [0, 1]",
         )?;
         check(
-            a.session_window_seconds > 0,
-            "allocator.session_window_seconds",
-            "must be positive",
-        )?;
-        check(
-            a.session_boost_beta >= 0.0,
-            "allocator.session_boost_beta",
-            "must be >= 0",
-        )?;
-        check(
-            a.session_boost_max > 1.0 && a.session_boost_max <= 1.5,
-            "allocator.session_boost_max",
-            "must be in (1, 1.5]",
-        )?;
-        check(
-            a.causal_penalty_alpha >= 0.0,
-            "allocator.causal_penalty_alpha",
-            "must be >= 0",
-        )?;
-        check(
-            (0.0..=1.0).contains(&a.recency_floor),
-            "allocator.recency_floor",
+            unit(a.redundancy_threshold as f64),
+            "allocator.redundancy_threshold",
             "must be in [0, 1]",
         )?;
         check(
-            a.density_sigmoid.k > 0.0,
-            "allocator.density_sigmoid.k",
-            "must be positive",
+            unit(a.pinned_share as f64),
+            "allocator.pinned_share",
+            "must be in [0, 1]",
         )?;
-        check(
-            a.density_sigmoid.mu >= 0.0,
-            "allocator.density_sigmoid.mu",
-            "must be >= 0",
-        )?;
-        let d = &self.decay_rates;
-        for (k, v) in [
-            ("decision", d.decision),
-            ("fact", d.fact),
-            ("preference", d.preference),
-            ("session_note", d.session_note),
-            ("debug_log", d.debug_log),
-        ] {
-            check(
-                v.is_finite() && v >= 0.0,
-                &format!("decay_rates.{k}"),
-                "must be a number >= 0",
-            )?;
-        }
         let t = &self.archive_thresholds;
         for (k, v) in [
             ("session_note", t.session_note),
@@ -946,46 +876,9 @@ impl Config {
         )?;
         let r = &self.recall;
         check(
-            ["iqr", "elbow", "mean_stddev"].contains(&r.adaptive_threshold_method.as_str()),
-            "recall.adaptive_threshold_method",
-            "must be one of iqr, elbow, mean_stddev",
-        )?;
-        check(
-            unit(r.adaptive_threshold_floor as f64),
-            "recall.adaptive_threshold_floor",
-            "must be in [0, 1]",
-        )?;
-        check(
-            unit(r.adaptive_threshold_ceiling as f64)
-                && r.adaptive_threshold_ceiling >= r.adaptive_threshold_floor,
-            "recall.adaptive_threshold_ceiling",
-            "must be in [floor, 1]",
-        )?;
-        check(
-            (1..=10_000).contains(&r.fts5_limit),
-            "recall.fts5_limit",
-            "must be in 1..=10000",
-        )?;
-        check(r.rrf_k > 0.0, "recall.rrf_k", "must be positive")?;
-        check(
-            (0.0..=1.0).contains(&r.fusion_weight),
-            "recall.fusion_weight",
-            "must be in [0, 1]",
-        )?;
-        check(
             r.query_expansion.num_variants <= 10,
             "recall.query_expansion.num_variants",
             "must be in 0..=10",
-        )?;
-        check(
-            unit(r.search_time_clustering.similarity_threshold as f64),
-            "recall.search_time_clustering.similarity_threshold",
-            "must be in [0, 1]",
-        )?;
-        check(
-            (1..=1000).contains(&r.reranker.top_k),
-            "recall.reranker.top_k",
-            "must be in 1..=1000",
         )?;
         check(
             ["header", "exclude"].contains(&r.superseded.as_str()),
@@ -1211,12 +1104,24 @@ mod tests {
     }
 
     #[test]
+    fn retired_keys_are_accepted_and_warned_about() {
+        let cfg = Config::from_yaml("allocator:\n  session_boost_max: 3\nrecall:\n  rrf_k: 60\n")
+            .unwrap();
+        assert_eq!(cfg.allocator, AllocatorConfig::default());
+        let warnings = cfg.retired_key_warnings().join("\n");
+        assert!(
+            warnings.contains("allocator.session_boost_max") && warnings.contains("recall.rrf_k"),
+            "{warnings}"
+        );
+    }
+
+    #[test]
     fn out_of_range_values_are_named() {
-        let err = Config::from_yaml("allocator:\n  session_boost_max: 3\n")
+        let err = Config::from_yaml("allocator:\n  pinned_share: 3\n")
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("allocator.session_boost_max") && err.contains("(1, 1.5]"),
+            err.contains("allocator.pinned_share") && err.contains("[0, 1]"),
             "{err}"
         );
         let err = Config::from_yaml("webhooks:\n  endpoints: [ftp://x]\n")

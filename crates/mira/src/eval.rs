@@ -462,13 +462,6 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
         }
         turns += conv.turns.len();
         skipped += conv.skipped_evidence;
-        let now = conv
-            .turns
-            .iter()
-            .map(|t| t.at)
-            .max()
-            .unwrap_or_else(Utc::now)
-            + chrono::Duration::days(1);
         let mut point_scores = vec![Vec::new(); grid.len()];
         for q in conv
             .questions
@@ -483,7 +476,6 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
                 query: q.text.clone(),
                 budget: Some(opts.budget as i64),
                 wing: Some(wing.clone()),
-                now: Some(now),
                 ..RecallRequest::default()
             };
             for (name, mode) in SYSTEMS {
@@ -505,7 +497,7 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
                     let rendered: Vec<MemoryId> = out
                         .items
                         .iter()
-                        .filter(|i| i.mode != "HEADER")
+                        .filter(|i| i.mode != "header")
                         .map(|i| i.id)
                         .collect();
                     rec.r5 = found(&q.evidence, top(5), &by_id);

@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod bearer;
+pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod eval;

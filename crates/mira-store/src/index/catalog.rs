@@ -42,6 +42,8 @@ pub struct Card {
     pub superseded_by: Option<MemoryId>,
     /// Who said it (`Name:` prefix of the content), in lower case.
     pub speaker: Option<Arc<str>>,
+    /// Shown in every recall of its wing, before anything else.
+    pub pinned: bool,
 }
 
 /// One live row read from SQLite: the card's fields and the text the lexical index covers.
@@ -77,6 +79,8 @@ pub struct Catalog {
     /// Per wing: speaker → number of memories.
     speakers: HashMap<u32, HashMap<Arc<str>, usize>>,
     census: HashMap<(Option<u32>, Option<u32>), usize>,
+    /// Slots of the pinned memories.
+    pinned: std::collections::BTreeSet<u32>,
     live: usize,
 }
 
@@ -155,6 +159,9 @@ impl Catalog {
         for k in census_keys(wing, room) {
             *self.census.entry(k).or_default() += 1;
         }
+        if card.pinned {
+            self.pinned.insert(slot);
+        }
         self.by_key.insert(card.key, slot);
         self.by_id.insert(card.id, slot);
         self.labels_of[slot as usize] = (wing, room);
@@ -172,6 +179,7 @@ impl Catalog {
         };
         let (wing, room) = self.labels_of[slot as usize];
         self.by_id.remove(&card.id);
+        self.pinned.remove(&slot);
         self.lexical.remove(slot);
         if let Some(session) = &card.session {
             if let Some(list) = self.sessions.get_mut(&(wing, session.clone())) {
@@ -227,6 +235,21 @@ impl Catalog {
             let (wing, room) = self.labels_of[slot as usize];
             m.matches_labels(wing, room)
         }
+    }
+
+    /// The pinned memories within `filter`, oldest first.
+    pub fn pinned(&self, filter: &SearchFilter) -> Vec<&Card> {
+        let Some(m) = self.matcher(filter) else {
+            return Vec::new();
+        };
+        let mut out: Vec<&Card> = self
+            .pinned
+            .iter()
+            .filter(|&&s| self.in_scope(s, &m))
+            .filter_map(|&s| self.card(s))
+            .collect();
+        out.sort_by_key(|c| (c.created_at_ms, c.key));
+        out
     }
 
     /// Number of live memories within `filter`.
@@ -344,6 +367,7 @@ mod tests {
                 costs: None,
                 superseded_by: None,
                 speaker: None,
+                pinned: false,
             },
             content: content.into(),
         }

@@ -52,7 +52,16 @@ impl PartialOrd for Cand {
     }
 }
 
-/// Dot product of two equally long slices (0 on a length mismatch, which callers rule out).
+/// Cosine similarity of two unit vectors (their dot product); 0 when their lengths differ or
+/// the product is not finite.
+pub fn unit_cosine(a: &[f32], b: &[f32]) -> f32 {
+    match dot(a, b) {
+        d if d.is_finite() => d,
+        _ => 0.0,
+    }
+}
+
+/// Dot product of two equally long slices (−∞ on a length mismatch, which callers rule out).
 pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     match f32::dot(a, b) {
         Some(d) if d.is_finite() => d as f32,

@@ -377,12 +377,24 @@ impl VectorIndexManager {
         self.gate.wait_idle(timeout)
     }
 
-    /// Rebuilds the graph from the exact index now (for `mira index rebuild`), waiting for any
-    /// running build first, then saves it. Searches keep being served meanwhile. Returns the
-    /// number of vectors indexed.
+    /// Rebuilds the graph from the exact index now (for `mira index rebuild`), then saves it.
+    /// A build already running is waited for and, when it built from SQLite, kept instead of
+    /// building a second time. Searches keep being served meanwhile. Returns the number of
+    /// vectors indexed.
     pub fn rebuild_blocking(&self) -> Result<usize> {
+        let builds_before = self.rebuilds.load(Ordering::Relaxed);
         self.gate.enter();
-        let out = self.rebuild_now(&AtomicBool::new(false));
+        let fresh = {
+            let inner = self.read();
+            self.rebuilds.load(Ordering::Relaxed) > builds_before
+                && !inner.loaded
+                && inner.hnsw.as_ref().map(HnswIndex::len) == Some(inner.exact.len())
+        };
+        let out = if fresh {
+            Ok(self.len())
+        } else {
+            self.rebuild_now(&AtomicBool::new(false))
+        };
         self.gate.leave();
         let n = out?;
         if let Err(e) = self.save() {

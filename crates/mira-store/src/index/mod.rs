@@ -65,7 +65,7 @@ mod persist;
 mod source;
 
 pub use catalog::{day_text, Card, Catalog, CatalogRow};
-pub use exact::ExactIndex;
+pub use exact::{unit_cosine, ExactIndex};
 pub use hnsw::HnswIndex;
 pub use manager::{IndexState, IndexView, SyncReport, VectorIndexManager};
 pub use source::{Changes, LiveRow};

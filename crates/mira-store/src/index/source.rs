@@ -30,7 +30,7 @@ pub struct Changes {
 const COLUMNS: &str =
     "SELECT v.seq, v.id, v.wing, v.room, v.memory_type, v.content, v.token_count, \
      v.created_at, v.session_id, v.archived_at, v.superseded_by, v.cost_header, \
-     v.cost_fingerprint, v.cost_verbatim, v.cost_version, f.fact_count, e.vector \
+     v.cost_fingerprint, v.cost_verbatim, v.cost_version, f.fact_count, e.vector, v.pinned \
      FROM verbatims v LEFT JOIN fingerprints f ON f.memory_id = v.id \
      LEFT JOIN embeddings e ON e.memory_id = v.id";
 
@@ -87,6 +87,7 @@ fn live_row(r: &Row<'_>) -> Result<(u64, Option<LiveRow>)> {
         costs,
         superseded_by,
         speaker: None,
+        pinned: r.get::<_, i64>(17)? != 0,
     };
     Ok((
         key,

@@ -613,6 +613,8 @@ fn an_empty_store_grows_a_graph_and_inserts_during_a_build_are_kept() {
         entries.push(add_row(&f.store, "alpha", "facts", v));
     }
     m.sync_from_store().unwrap();
+    // The first vectors start a background build of the graph.
+    assert!(m.wait_idle(WAIT));
     assert!(m.state().ready);
     // A row whose vector has another dimension is left out of the vector index.
     add_row(&f.store, "alpha", "facts", &[0.1; DIM + 2]);

@@ -34,6 +34,7 @@ fn memory(content: &str, wing: &str) -> NewMemory {
         edges: vec![],
         supersedes: vec![],
         costs: Default::default(),
+        pinned: false,
     }
 }
 

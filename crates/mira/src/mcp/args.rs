@@ -46,6 +46,10 @@ pub struct StoreArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub supersedes: Option<String>,
+    /// true: show it in every recall of its wing, before anything else (for standing rules such
+    /// as "never deploy on Fridays"). Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned: Option<bool>,
     /// Accepted for compatibility with MIRA's clients and ignored: mira does not store
     /// per-memory metrics. Do not send it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -80,14 +84,18 @@ pub struct RecallArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub fallback_wings: Option<Value>,
+    /// "relevance" (default: most relevant first) or "time" (oldest first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub order: Option<String>,
 }
 
 /// Arguments of `mira_load`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoadArgs {
-    /// The memory's id exactly as printed by mira_recall or mira_timeline: "T0:<uuid>" (also
-    /// accepted: "<uuid>", "ID: T0:<uuid>").
+    /// The memory's id as printed by mira_recall or mira_timeline: the short id (8 hex digits,
+    /// e.g. "0a1b2c3d"), any longer prefix, or the whole UUID.
     #[schemars(with = "String", length(min = 1))]
     pub id: Option<String>,
 }

@@ -266,6 +266,7 @@ impl MiraServer {
             room: args::non_blank(a.room),
             memory_type: args::non_blank(a.memory_type),
             supersedes: args::non_blank(a.supersedes),
+            pinned: a.pinned.unwrap_or(false),
             ..store::StoreRequest::default()
         };
         let outcome = self.run(true, move |app| store::store(app, req)).await?;
@@ -306,12 +307,17 @@ impl MiraServer {
         for w in wing.iter().chain(&fallback_wings) {
             self.check_wing(w).await?;
         }
+        let order = match args::non_blank(a.order) {
+            Some(o) => o.parse().map_err(invalid)?,
+            None => recall::Order::default(),
+        };
         let req = recall::RecallRequest {
             query,
             budget,
             wing: wing.clone(),
             room: args::non_blank(a.room),
             fallback_wings,
+            order,
             ..recall::RecallRequest::default()
         };
         let outcome = self.run(true, move |app| recall::recall(app, &req)).await?;

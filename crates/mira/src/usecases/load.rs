@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 /// Loads the memory with this id (any printed form: `<uuid>`, `T0:<uuid>`).
 pub fn load(app: &App, raw_id: &str) -> UseCaseResult<LoadedMemory> {
-    let id = validate::memory_id(raw_id)?;
+    let id = validate::memory_id(&app.store, raw_id)?;
     app.store.load(id)?.ok_or_else(|| {
         UseCaseError::NotFound(format!(
             "no memory has id {id}: take ids from mira_recall or mira_timeline (it may have been cleared)"

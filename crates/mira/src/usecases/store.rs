@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use mira_core::causal::{self, CausalCandidate, CausalParams};
 use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
 use mira_core::{classify, fingerprint, render, tags, tokens};
+use mira_store::index::unit_cosine;
 use mira_store::{NewEdge, NewMemory, NewTag};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -31,6 +32,8 @@ pub struct StoreRequest {
     pub session_id: Option<String>,
     /// An earlier memory this one explicitly replaces.
     pub supersedes: Option<String>,
+    /// Show it in every recall of its wing, before anything else.
+    pub pinned: bool,
 }
 
 /// A causal link created by a store.
@@ -79,6 +82,7 @@ struct Prepared {
     tags: Vec<NewTag>,
     supersedes: Option<MemoryId>,
     redacted: u32,
+    pinned: bool,
 }
 
 /// SHA-256 (hex) of the trimmed content: the exact-duplicate key within a wing.
@@ -116,7 +120,7 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
     let supersedes = req
         .supersedes
         .as_deref()
-        .map(validate::memory_id)
+        .map(|s| validate::memory_id(&app.store, s))
         .transpose()?;
     let fp = fingerprint::extract(
         &content,
@@ -153,6 +157,7 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
     };
     let fingerprint_tokens = tokens::count(&render::fingerprint_text(&memory)) as u32;
     Ok(Prepared {
+        pinned: req.pinned,
         content_hash: hash,
         memory,
         fingerprint_tokens,
@@ -160,10 +165,6 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
         supersedes,
         redacted,
     })
-}
-
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// Causal links and near-duplicate detection against earlier memories of the wing.
@@ -189,7 +190,7 @@ fn relate(
         .filter(|r| r.created_at <= now_ms)
         .map(|r| CausalCandidate {
             id: r.id,
-            similarity: dot(&r.embedding, embedding),
+            similarity: unit_cosine(&r.embedding, embedding),
             age_days: (now_ms - r.created_at) as f64 / 86_400_000.0,
             shared_entities: r.entities.iter().filter(|e| entities.contains(e)).count(),
         })
@@ -274,6 +275,7 @@ fn new_memory(
         supersedes: superseded,
         embedding,
         costs: render::mode_costs(&p.memory),
+        pinned: p.pinned,
         memory: p.memory,
     };
     Ok((new, outcome))
@@ -287,6 +289,9 @@ fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
         .store
         .load(id)?
         .with_context(|| format!("memory {id} vanished during a store"))?;
+    if p.pinned && app.store.set_pinned(id, true)? {
+        app.sync_index();
+    }
     let m = existing.memory;
     Ok(Some(StoreOutcome {
         id,
@@ -304,7 +309,7 @@ fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
 }
 
 /// Stores one memory. An exact duplicate of a memory of the same wing returns that memory's id
-/// with `stored: false` and writes nothing.
+/// with `stored: false` and writes nothing (but pins it when `pinned` is asked for).
 pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
     let started = Instant::now();
     let p = prepare(app, &req)?;

@@ -115,7 +115,7 @@ pub fn summary(m: &Memory) -> String {
     if short.is_empty() {
         format!("Memory {}", &m.id.to_string()[..8])
     } else {
-        mira_core::render::sanitize(short)
+        mira_core::sanitize::sanitize(short)
     }
 }
 

@@ -1,7 +1,8 @@
 //! Validation of inputs from outside (tool arguments, CLI), with messages that say how to fix them.
 
 use super::{UseCaseError, UseCaseResult};
-use mira_core::memory::{parse_memory_id, MemoryId, MemoryType};
+use mira_core::memory::{parse_id_ref, IdRef, MemoryId, MemoryType};
+use mira_store::Store;
 
 /// Largest content accepted, in bytes of UTF-8.
 pub const MAX_CONTENT_BYTES: usize = 64 * 1024;
@@ -62,9 +63,30 @@ pub fn memory_type(value: &str) -> UseCaseResult<MemoryType> {
         .map_err(|e| invalid(e.to_string()))
 }
 
-/// Parses a memory id in any printed form (`<uuid>`, `T0:<uuid>`).
-pub fn memory_id(value: &str) -> UseCaseResult<MemoryId> {
-    parse_memory_id(value).map_err(invalid)
+/// Parses a memory id in any printed form (`<uuid>`, `T0:<uuid>`, the short id or any
+/// prefix of at least 8 hex digits) and resolves a prefix against `store`, like git: a prefix
+/// that no memory or several memories start with is an error that says so. A whole id is
+/// returned as it is (the caller checks that it exists).
+pub fn memory_id(store: &Store, value: &str) -> UseCaseResult<MemoryId> {
+    let prefix = match parse_id_ref(value).map_err(invalid)? {
+        IdRef::Full(id) => return Ok(id),
+        IdRef::Prefix(p) => p,
+    };
+    match store.ids_with_prefix(&prefix, 3)?.as_slice() {
+        [] => Err(UseCaseError::NotFound(format!(
+            "no memory has an id starting with {prefix}: take ids from mira_recall or mira_timeline (it may have been forgotten)"
+        ))),
+        [id] => Ok(*id),
+        many => Err(invalid(format!(
+            "id {prefix} is ambiguous: {} memories start with it ({}…): give more of its digits",
+            if many.len() > 2 { "several" } else { "two" },
+            many.iter()
+                .take(2)
+                .map(|id| id.to_string()[..13].to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ mod bad_input;
 mod cli;
 mod common;
 mod concurrency;
+mod context_block;
 #[cfg(unix)]
 mod crash_harness;
 mod eval_locomo;

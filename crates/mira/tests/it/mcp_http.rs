@@ -82,7 +82,7 @@ fn two_http_clients_share_one_store() {
                 let block = text(&r);
                 assert!(
                     want.iter()
-                        .any(|id| block.contains(&format!("ID: T0:{id}"))),
+                        .any(|id| block.contains(&format!("[{}]", &id[..8]))),
                     "{query}: none of {want:?} in\n{block}"
                 );
                 let id = &want[0];

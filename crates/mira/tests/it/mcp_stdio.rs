@@ -138,13 +138,12 @@ fn stdio_session_covers_every_tool_and_error() {
     assert!(!is_error(&r), "{r}");
     let block = text(&r);
     assert!(
-        block.starts_with(
-            "=== MIRA CONTEXT ===\nQuery: which database do we use? | Budget: 4000\nWing: infra\n"
-        ),
+        block.starts_with("=== MIRA CONTEXT · 2 memories · ")
+            && block
+                .contains("/4000 tokens · wing infra ===\nQuery: which database do we use?\n\n"),
         "{block}"
     );
-    assert!(block.contains(&format!("| ID: T0:{id_a} ---")), "{block}");
-    assert!(block.contains("=== Total: "), "{block}");
+    assert!(block.contains(&format!("\n[{}] ", &id_a[..8])), "{block}");
     assert_eq!(r["structuredContent"]["budget"], 4000);
     assert!(
         r["structuredContent"]["items"]
@@ -157,15 +156,15 @@ fn stdio_session_covers_every_tool_and_error() {
         "mira_recall",
         json!({"query": "database", "budget": "1500"}),
     );
-    assert!(text(&r).contains("| Budget: 1500\n"), "{r}");
+    assert!(text(&r).contains("/1500 tokens"), "{r}");
     let r = c.call_tool("mira_recall", json!({"query": "database", "budget": 800.7}));
-    assert!(text(&r).contains("| Budget: 800\n"), "{r}");
+    assert!(text(&r).contains("/800 tokens"), "{r}");
     let r = c.call_tool(
         "mira_recall",
         json!({"query": "database", "wing": "nowhere", "fallback_wings": " empty2 , infra,"}),
     );
     assert!(
-        text(&r).contains("\nWing: nowhere\n") && text(&r).contains(&id_a),
+        text(&r).contains(" · wing infra (fallback) ===") && text(&r).contains(&id_a[..8]),
         "{r}"
     );
     assert_eq!(r["structuredContent"]["fallback_wing"], "infra");
@@ -174,7 +173,7 @@ fn stdio_session_covers_every_tool_and_error() {
         json!({"query": "database", "wing": "nowhere"}),
     );
     assert!(
-        !is_error(&r) && text(&r).contains("=== Total: 0/4000 tokens (0.0%) ==="),
+        !is_error(&r) && text(&r).starts_with("=== MIRA CONTEXT · 0 memories · "),
         "{r}"
     );
     assert!(
@@ -509,12 +508,16 @@ fn superseded_facts_and_forgotten_memories_through_mcp_and_a_restart() {
     );
     let body = text(&r).to_owned();
     let first = body
-        .find(&format!("T0:{new}"))
+        .find(&format!("[{}]", &new[..8]))
         .expect("the update is recalled");
-    if let Some(p) = body.find(&format!("T0:{old}")) {
+    if let Some(p) = body.find(&format!("[{}]", &old[..8])) {
         assert!(p > first, "{body}");
         let old_section = &body[p..];
-        assert!(old_section.contains("HEADER") || !old_section.contains("100 requests"));
+        assert!(
+            old_section.contains(&format!("superseded by {}", &new[..8]))
+                && !old_section.contains("100 requests"),
+            "{body}"
+        );
     }
     assert!(body.contains("500 requests"), "{body}");
     let loaded = c.call_tool("mira_load", json!({"id": format!("T0:{old}")}));
@@ -580,7 +583,7 @@ fn bare_mira_serves_stdio_with_a_clean_stdout() {
         "mira_recall",
         json!({"query": "connection pool size", "wing": "w1", "budget": 1000}),
     );
-    assert!(text(&r).contains(&format!("ID: T0:{id}")), "{r}");
+    assert!(text(&r).contains(&format!("[{}] ", &id[..8])), "{r}");
     let (status, lines) = c.close();
     assert!(status.success(), "exit {status}");
     // The parse error, then the answers to initialize, tools/list and the three calls.

@@ -116,7 +116,7 @@ fn export_import_export_is_byte_identical_with_and_without_embeddings() {
     let recalled =
         stdout(mira(b.path()).args(["recall", "PostgreSQL migration", "--wing", "proj"]));
     assert!(
-        recalled.contains(&decision) && recalled.contains(&follow),
+        recalled.contains(&decision[..8]) && recalled.contains(&follow[..8]),
         "{recalled}"
     );
     assert!(!recalled.contains("roadmap"), "{recalled}");

@@ -1,87 +1,76 @@
-//! The context: the Context Budget Allocator over the ranked candidates, and the rendered sections.
+//! The context: the Context Budget Allocator over the ranked candidates, then the block.
+//!
+//! Section costs come from the catalog (computed when each memory was stored); only memories
+//! without valid stored costs (an older render format, or superseded since: their header names
+//! the successor) are read and measured here. Content and fingerprints are read for the
+//! selected memories alone, in one query.
 
-use super::{Candidate, RecalledItem};
+use super::{Candidate, Order, RecalledItem};
 use crate::App;
 use mira_core::allocate::{self, AllocCandidate, AllocParams};
 use mira_core::memory::{Memory, MemoryId};
-use mira_core::{render, score};
-use mira_store::index::Card;
-use std::collections::HashSet;
+use mira_core::render::{self, Frame};
+use mira_store::index::unit_cosine;
 
-/// Score factor of a superseded memory, so that its successor always ranks first.
-const SUPERSEDED_FACTOR: f64 = 0.01;
+/// The block, its items (in display order) and its cost in tokens.
+pub(super) struct Context {
+    pub items: Vec<RecalledItem>,
+    pub text: String,
+    pub used: u32,
+}
 
-fn alloc_params(app: &App) -> AllocParams {
+/// Up to this many candidates, every one may be shown: the relevance floor is for large
+/// scopes, where most candidates are noise; a small store must not lose its least relevant
+/// memory for being last.
+pub const SMALL_SCOPE: usize = 20;
+
+fn alloc_params(app: &App, candidates: usize) -> AllocParams {
     let a = &app.config.allocator;
     AllocParams {
-        session_window_secs: a.session_window_seconds,
-        session_boost_beta: a.session_boost_beta,
-        session_boost_max: a.session_boost_max,
-        causal_penalty_alpha: a.causal_penalty_alpha,
+        relevance_floor: if candidates <= SMALL_SCOPE {
+            0.0
+        } else {
+            a.relevance_floor
+        },
+        redundancy: a.redundancy_threshold,
+        pinned_share: a.pinned_share,
         ..AllocParams::default()
     }
 }
 
-fn base_score(app: &App, c: &Card, relevance: f32, now_secs: i64) -> f64 {
-    let a = &app.config.allocator;
-    let rate = app.config.decay_rates.rate(c.memory_type);
-    let density = score::density(
-        c.fact_count,
-        c.token_count,
-        a.density_sigmoid.k,
-        a.density_sigmoid.mu,
-    );
-    let age = score::age_days(now_secs, c.created_at_ms.div_euclid(1000));
-    let recency = score::recency_with_floor(age, rate, a.recency_floor);
-    score::initial_score(relevance, density, recency)
-}
-
-pub(super) fn allocate_and_render(
+/// Chooses what of `cands` (in relevance order) fits `frame.budget`, frame included, and
+/// renders the block in `order`.
+pub(super) fn build(
     app: &App,
-    budget: u32,
-    now: i64,
+    frame: &Frame<'_>,
     cands: &[Candidate],
-) -> anyhow::Result<(Vec<RecalledItem>, u32)> {
-    // Memories stored before their section costs were (the render format changed since):
-    // read them now to count their sections.
-    let uncosted: Vec<MemoryId> = cands
+    order: Order,
+) -> anyhow::Result<Context> {
+    let reserve = frame.reserve(cands.len());
+    let needs_costs: Vec<MemoryId> = cands
         .iter()
-        .filter(|c| c.card.costs.is_none())
+        .filter(|c| c.card.costs.is_none() || c.card.superseded_by.is_some())
         .map(|c| c.card.id)
         .collect();
-    let mut memories = app.store.memories(&uncosted)?;
+    let mut memories = app.store.memories(&needs_costs)?;
     let alloc: Vec<AllocCandidate> = cands
         .iter()
         .map(|c| {
-            let m = &c.card;
-            let mut costs = m
-                .costs
-                .or_else(|| memories.get(&m.id).map(render::mode_costs))
-                .unwrap_or_default();
-            let mut base = base_score(app, m, c.relevance, now);
-            if m.superseded_by.is_some() {
-                // Outdated: only a header, ranked below what replaced it.
-                costs.fingerprint = u32::MAX;
-                costs.verbatim = u32::MAX;
-                base *= SUPERSEDED_FACTOR;
-            }
+            let fresh = memories.get(&c.card.id).map(render::mode_costs);
             AllocCandidate {
-                base_score: base,
-                created_at_secs: m.created_at_ms.div_euclid(1000),
-                costs,
+                relevance: c.relevance,
+                // A memory gone since the catalog was read costs nothing and is skipped below.
+                costs: fresh.or(c.card.costs).unwrap_or_default(),
+                header_only: c.card.superseded_by.is_some(),
+                pinned: c.card.pinned,
             }
         })
         .collect();
-    let ids: Vec<MemoryId> = cands.iter().map(|c| c.card.id).collect();
-    let edges: HashSet<(MemoryId, MemoryId)> = app.store.edges_among(&ids)?.into_iter().collect();
-    let linked =
-        |i: usize, j: usize| edges.contains(&(ids[i], ids[j])) || edges.contains(&(ids[j], ids[i]));
     let selections = allocate::allocate(
         &alloc,
-        budget,
-        &alloc_params(app),
-        &mut |i, j| score::cosine(&cands[i].embedding, &cands[j].embedding).max(0.0),
-        &linked,
+        frame.budget.saturating_sub(reserve),
+        &alloc_params(app, cands.len()),
+        &mut |i, j| unit_cosine(&cands[i].embedding, &cands[j].embedding),
     );
     let missing: Vec<MemoryId> = selections
         .iter()
@@ -89,31 +78,45 @@ pub(super) fn allocate_and_render(
         .filter(|id| !memories.contains_key(id))
         .collect();
     memories.extend(app.store.memories(&missing)?);
-    let mut used = 0;
-    let items = selections
+    let mut chosen: Vec<(&Candidate, &Memory, allocate::Selection)> = selections
         .iter()
-        .enumerate()
-        .filter_map(|(n, s)| {
+        .filter_map(|s| {
             let c = &cands[s.index];
-            // A memory deleted since the ranking read the catalog is skipped.
-            let m: &Memory = memories.get(&c.card.id)?;
-            let (section, cost) = render::section(n + 1, s.mode, m);
-            used += cost;
-            Some(RecalledItem {
-                id: m.id,
-                mode: s.mode.as_str(),
-                tokens: cost,
-                score: s.score,
-                relevance: c.relevance,
-                memory_type: m.memory_type.to_string(),
-                wing: m.wing.clone(),
-                room: m.room.clone(),
-                created_at: m
-                    .created_at
-                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-                text: section,
-            })
+            Some((c, memories.get(&c.card.id)?, *s))
         })
         .collect();
-    Ok((items, used))
+    if order == Order::Time {
+        chosen.sort_by_key(|(c, m, _)| (m.created_at, c.card.key));
+    }
+    let mut sections = Vec::with_capacity(chosen.len());
+    let mut items = Vec::with_capacity(chosen.len());
+    for (c, m, s) in chosen {
+        let (text, tokens) = render::section(s.mode, m);
+        items.push(RecalledItem {
+            id: m.id,
+            short_id: render::short_id(m.id),
+            mode: s.mode.as_str(),
+            tokens,
+            relevance: c.relevance,
+            memory_type: m.memory_type.to_string(),
+            wing: m.wing.clone(),
+            room: m.room.clone(),
+            created_at: m
+                .created_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            superseded_by: m.superseded_by,
+            pinned: c.card.pinned,
+            text: text.clone(),
+        });
+        sections.push((text, tokens));
+    }
+    let (mut text, mut used) = render::context_block(frame, &sections);
+    // Stored costs are exact unless a memory changed after they were computed: never answer
+    // with more than the budget.
+    while used > frame.budget && !sections.is_empty() {
+        sections.pop();
+        items.pop();
+        (text, used) = render::context_block(frame, &sections);
+    }
+    Ok(Context { items, text, used })
 }

@@ -3,12 +3,11 @@
 //! query → embedding (LRU cache, expansion variants averaged) → the memories of the scope ranked
 //! by relevance from the in-memory catalog (`retrieve`: BM25 and cosine fused by z-scores,
 //! session-neighbour propagation, entity boost; see `mira_core::rank`) → fallback wings when the
-//! scope is empty → the successors of superseded memories → CBA (relevance × density × recency,
-//! then overlap, causal penalty and session boost, greedy with render-mode downgrade) → the
-//! context block. The budget is never exceeded. Recall never writes to the database.
-//!
-//! **Recency has a floor** (`allocator.recency_floor`): with λ = 0.1/day a two-month-old session
-//! note weighed e^−6 ≈ 0.002, so the budget went to recent, barely relevant turns.
+//! scope is empty → the successors of superseded memories, and the scope's pinned memories →
+//! the allocator walks down the relevance order (pinned first, relevance floor, redundancy,
+//! richest mode that fits; `mira_core::allocate`) → the context block, shown by relevance or in
+//! time order. The whole answer, frame included, never exceeds the budget. Recall never writes
+//! to the database.
 
 mod context;
 mod retrieve;
@@ -17,12 +16,10 @@ pub use retrieve::query_vector;
 
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
-use chrono::Utc;
-use context::allocate_and_render;
 use mira_core::lexical::Bm25Params;
 use mira_core::memory::MemoryId;
 use mira_core::rank::RankParams;
-use mira_core::render;
+use mira_core::render::Frame;
 use mira_store::index::{Card, SearchFilter};
 use retrieve::{rank, RankInput};
 use serde::Serialize;
@@ -33,6 +30,8 @@ use std::time::Instant;
 pub const MAX_QUERY_CHARS: usize = 10_000;
 /// Largest budget accepted, in tokens.
 pub const MAX_BUDGET: u32 = 100_000;
+/// Below this budget the block leaves out its instructions line: every token goes to memories.
+pub const INSTRUCTIONS_MIN_BUDGET: u32 = 500;
 
 /// A recall request.
 #[derive(Debug, Clone, Default)]
@@ -47,24 +46,48 @@ pub struct RecallRequest {
     pub room: Option<String>,
     /// Wings tried in order when the primary scope has no memory at all.
     pub fallback_wings: Vec<String>,
-    /// The clock for recency (now when absent; evaluations replay the past).
-    pub now: Option<chrono::DateTime<Utc>>,
     /// Ranking parameters instead of the configured ones (evaluations compare settings).
     pub rank: Option<RankParams>,
+    /// The order of the memories in the block.
+    pub order: Order,
+}
+
+/// The order of the memories in the context block.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Most relevant first (pinned memories before all).
+    #[default]
+    Relevance,
+    /// Oldest first.
+    Time,
+}
+
+impl std::str::FromStr for Order {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "relevance" => Ok(Order::Relevance),
+            "time" => Ok(Order::Time),
+            other => Err(format!(
+                "order '{other}' is not known: use relevance (most relevant first) or time (oldest first)"
+            )),
+        }
+    }
 }
 
 /// One memory in the recalled context.
 #[derive(Debug, Clone, Serialize)]
 pub struct RecalledItem {
-    /// Its id (printed `T0:<id>`).
+    /// Its id.
     pub id: MemoryId,
-    /// How it was rendered.
+    /// The short id printed in the block (accepted wherever an id is).
+    pub short_id: String,
+    /// How it was rendered: `verbatim`, `fingerprint` or `header`.
     pub mode: &'static str,
     /// Tokens of its section.
     pub tokens: u32,
-    /// Final allocator score.
-    pub score: f64,
-    /// Relevance to the query in [0, 1].
+    /// Relevance to the query in [0, 1], relative to the most relevant memory.
     pub relevance: f32,
     /// Its type.
     pub memory_type: String,
@@ -72,9 +95,13 @@ pub struct RecalledItem {
     pub wing: String,
     /// Its room.
     pub room: String,
-    /// When it was created (RFC 3339).
+    /// When it happened (RFC 3339).
     pub created_at: String,
-    /// The rendered section body.
+    /// The memory that replaced it, if any.
+    pub superseded_by: Option<MemoryId>,
+    /// Whether it is pinned.
+    pub pinned: bool,
+    /// The rendered section.
     pub text: String,
 }
 
@@ -89,11 +116,11 @@ pub struct RecallOutcome {
     pub wing: Option<String>,
     /// The fallback wing that answered, when the primary scope was empty.
     pub fallback_wing: Option<String>,
-    /// Tokens used by the sections (never more than the budget).
+    /// Tokens of the whole answer, frame included (never more than the budget).
     pub used: u32,
     /// Candidates considered after fusion.
     pub candidates: usize,
-    /// The selected memories, best first.
+    /// The selected memories, in the block's order.
     pub items: Vec<RecalledItem>,
     /// Ranked candidate ids after thresholding (before the budget), for evaluation.
     #[serde(skip)]
@@ -243,6 +270,27 @@ fn with_successors(app: &App, mut cands: Vec<Candidate>) -> Vec<Candidate> {
     cands
 }
 
+/// Adds the pinned memories of `scope` that the ranking left out (relevance 0: they are shown
+/// for being pinned, within `allocator.pinned_share`).
+fn with_pinned(app: &App, cands: &mut Vec<Candidate>, scope: &SearchFilter) {
+    let present: HashSet<MemoryId> = cands.iter().map(|c| c.card.id).collect();
+    app.index.view(|view| {
+        let catalog = view.catalog();
+        for card in catalog.pinned(scope) {
+            if !present.contains(&card.id) {
+                cands.push(Candidate {
+                    card: card.clone(),
+                    embedding: view
+                        .vector(card.key)
+                        .map(<[f32]>::to_vec)
+                        .unwrap_or_default(),
+                    relevance: 0.0,
+                });
+            }
+        }
+    });
+}
+
 fn sort_by_relevance(cands: &mut [Candidate]) {
     cands.sort_by(|a, b| {
         b.relevance
@@ -294,6 +342,11 @@ fn ranked(
     let candidates = cands.len();
     if mode == Retrieval::Hybrid {
         cands = with_successors(app, cands);
+        let scope = SearchFilter {
+            wing: fallback_wing.clone().or_else(|| req.wing.clone()),
+            room: req.room.clone(),
+        };
+        with_pinned(app, &mut cands, &scope);
     }
     Ok((cands, candidates, fallback_wing))
 }
@@ -327,14 +380,21 @@ pub fn recall_with(
     let budget = validate_request(app, req)?;
     let (cands, candidates, fallback_wing) = ranked(app, req, mode)?;
     let ranking = cands.iter().map(|c| c.card.id).collect();
-    let (items, used) = allocate_and_render(
-        app,
+    let frame = Frame {
+        query: &req.query,
         budget,
-        req.now.unwrap_or_else(Utc::now).timestamp(),
-        &cands,
-    )?;
-    let sections: Vec<String> = items.iter().map(|i| i.text.clone()).collect();
-    let text = render::context_block(&req.query, budget, req.wing.as_deref(), &sections, used);
+        wing: fallback_wing.as_deref().or(req.wing.as_deref()),
+        fallback: fallback_wing.is_some(),
+        instructions: app.config.recall.instructions && budget >= INSTRUCTIONS_MIN_BUDGET,
+    };
+    let smallest = frame.reserve(1);
+    if smallest > budget {
+        return Err(UseCaseError::Invalid(format!(
+            "budget {budget} is too small: the context block's own lines take up to {smallest} tokens; give a budget of at least {} to get a memory back",
+            smallest + 20
+        )));
+    }
+    let context::Context { items, text, used } = context::build(app, &frame, &cands, req.order)?;
     Ok(RecallOutcome {
         query: req.query.clone(),
         budget,

@@ -10,7 +10,7 @@ use anyhow::Context;
 use mira_core::lexical;
 use mira_core::rank::{self, Moments, RankParams};
 use mira_core::{expand, fusion};
-use mira_store::index::{Catalog, IndexView, SearchFilter};
+use mira_store::index::{unit_cosine, Catalog, IndexView, SearchFilter};
 use std::collections::HashMap;
 
 /// The query's embedding: cached; with expansion, the normalised mean of the variants' embeddings.
@@ -54,10 +54,6 @@ pub(super) fn rank(app: &App, input: &RankInput<'_>) -> Vec<Candidate> {
     app.index.view(|view| Ranker::new(view, input).ranked())
 }
 
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
 /// One ranking over a view of the index.
 struct Ranker<'v, 'a> {
     view: &'v IndexView<'v>,
@@ -68,7 +64,7 @@ struct Ranker<'v, 'a> {
     dense_moments: Moments,
     /// Fused scores computed so far (memoised: neighbours are shared).
     fused: HashMap<u32, f32>,
-    /// Min-max scaling of F: (offset, span).
+    /// Min-max scaling of F: (lowest, span).
     scale: (f32, f32),
 }
 
@@ -96,17 +92,26 @@ impl<'v, 'a> Ranker<'v, 'a> {
     fn cosine(&self, slot: u32) -> Option<f32> {
         let card = self.catalog.card(slot)?;
         let v = self.view.vector(card.key)?;
-        (!self.input.qvec.is_empty()).then(|| dot(v, self.input.qvec))
+        (!self.input.qvec.is_empty()).then(|| unit_cosine(v, self.input.qvec))
     }
 
     /// The fused score F of `slot`, scaled to [0, 1] over the pool.
     fn fused(&mut self, slot: u32) -> f32 {
-        if let Some(&f) = self.fused.get(&slot) {
-            return (f - self.scale.0) / self.scale.1;
+        let raw = match self.fused.get(&slot) {
+            Some(&f) => f,
+            None => {
+                let f = self.raw_fused(slot);
+                self.fused.insert(slot, f);
+                f
+            }
+        };
+        let (lo, span) = self.scale;
+        // A pool of equal scores (one memory, say) is equally and fully relevant.
+        if span > 1e-9 {
+            (raw - lo) / span
+        } else {
+            1.0
         }
-        let raw = self.raw_fused(slot);
-        self.fused.insert(slot, raw);
-        (raw - self.scale.0) / self.scale.1
     }
 
     fn raw_fused(&self, slot: u32) -> f32 {
@@ -227,7 +232,7 @@ impl<'v, 'a> Ranker<'v, 'a> {
         let raw: Vec<f32> = pool.iter().map(|&s| self.raw_fused(s)).collect();
         let lo = raw.iter().copied().fold(f32::INFINITY, f32::min);
         let hi = raw.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        self.scale = (lo, (hi - lo).max(1e-9));
+        self.scale = (lo, hi - lo);
         for (&s, &f) in pool.iter().zip(&raw) {
             self.fused.insert(s, f);
         }

@@ -47,6 +47,9 @@ pub struct Line {
     /// The newer memory that supersedes it.
     #[serde(default)]
     pub superseded_by: Option<String>,
+    /// Shown in every recall of its wing (written only when true).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pinned: bool,
     /// Free-form metadata (a JSON object).
     #[serde(default)]
     pub metadata: Option<serde_json::Value>,
@@ -128,7 +131,7 @@ fn time_ms(field: &str, text: &str) -> Result<i64, String> {
 }
 
 fn parse_id(field: &str, text: &str) -> Result<MemoryId, String> {
-    validate::memory_id(text).map_err(|e| format!("{field}: {e}"))
+    mira_core::memory::parse_memory_id(text).map_err(|e| format!("{field}: {e}"))
 }
 
 impl Line {
@@ -150,6 +153,7 @@ impl Line {
             session_id: r.session_id,
             archived_at: r.archived_at.map(time_text),
             superseded_by: m.superseded_by.map(|s| s.to_string()),
+            pinned: r.pinned,
             metadata: Some(metadata),
             fingerprint: Some(fingerprint),
             tags: Some(
@@ -291,6 +295,7 @@ impl Line {
             fingerprint_tokens,
             tags,
             costs,
+            pinned: self.pinned,
             wing: memory.wing,
             room: memory.room,
             memory_type,

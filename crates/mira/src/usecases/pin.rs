@@ -1,0 +1,29 @@
+//! Pinning: a pinned memory is shown in every recall of its wing, before anything else, within
+//! `allocator.pinned_share` of the budget (rules like "never deploy on Fridays" stop competing
+//! with everything else on relevance).
+
+use super::{validate, UseCaseError, UseCaseResult};
+use crate::App;
+use mira_core::memory::MemoryId;
+use serde::Serialize;
+
+/// What a pin or unpin did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PinOutcome {
+    /// The memory.
+    pub id: MemoryId,
+    /// Whether it is pinned now.
+    pub pinned: bool,
+}
+
+/// Pins (`pinned: true`) or unpins memory `raw_id` (any printed form or unique prefix).
+pub fn set_pinned(app: &App, raw_id: &str, pinned: bool) -> UseCaseResult<PinOutcome> {
+    let id = validate::memory_id(&app.store, raw_id)?;
+    if !app.store.set_pinned(id, pinned)? {
+        return Err(UseCaseError::NotFound(format!(
+            "no memory has id {id}: take ids from mira recall or mira timeline"
+        )));
+    }
+    app.sync_index();
+    Ok(PinOutcome { id, pinned })
+}
