@@ -93,12 +93,13 @@ impl LexicalIndex {
         self.docs.get(slot as usize).is_some_and(Option::is_some)
     }
 
-    /// Whether the document at `slot` contains `term` (an analysed term, see [`terms`]).
-    pub fn has_term(&self, slot: u32, term: &str) -> bool {
-        match (self.vocab.get(term), self.docs.get(slot as usize)) {
-            (Some(id), Some(Some(doc))) => doc.terms.binary_search(id).is_ok(),
-            _ => false,
-        }
+    /// The slots of the documents containing `term` (an analysed term, see [`terms`]).
+    pub fn slots_with(&self, term: &str) -> Vec<u32> {
+        self.vocab
+            .get(term)
+            .and_then(|&id| self.postings.get(id as usize))
+            .map(|p| p.iter().map(|p| p.slot).collect())
+            .unwrap_or_default()
     }
 
     /// Indexes the document at `slot` with its [`terms`], replacing what the slot held.
@@ -252,9 +253,9 @@ mod tests {
         assert_eq!(ranked(&idx, "frog", 1), vec![1]);
         idx.remove(7);
         assert_eq!(idx.len(), 1);
-        assert!(idx.has_term(1, "frog"));
-        assert!(!idx.has_term(1, "fox"));
-        assert!(!idx.has_term(0, "fox"));
+        assert!(idx.slots_with("frog").contains(&1));
+        assert!(!idx.slots_with("fox").contains(&1));
+        assert!(!idx.slots_with("fox").contains(&0));
     }
 
     #[test]

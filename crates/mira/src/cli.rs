@@ -488,8 +488,22 @@ fn read_text(path: &PathBuf) -> Result<String> {
     })
 }
 
+/// Writes `text` to stdout. A closed pipe (`mira timeline | head`) ends the command quietly
+/// with success, as `head` asked for no more; any other write error ends it with code 1.
+fn write_stdout(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
 fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
+    write_stdout(&format!("{}\n", serde_json::to_string_pretty(value)?));
     Ok(())
 }
 
@@ -525,11 +539,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         } => return run_soul(&cli, agent.as_deref(), *json, action),
         Command::Migrate => {
             let app = open(&cli)?;
-            println!(
-                "Database {} is at schema version {}",
+            write_stdout(&format!(
+                "Database {} is at schema version {}\n",
                 app.store.path().display(),
                 app.store.schema_version()?
-            );
+            ));
         }
         Command::Status { json } => {
             let app = open(&cli)?;
@@ -540,7 +554,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             if *json {
                 print_json(&status)?;
             } else {
-                print!("{}", usecases::status::render_text(&status));
+                write_stdout(&usecases::status::render_text(&status));
             }
         }
         Command::Store {
@@ -575,7 +589,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             if *json {
                 print_json(&outcome)?;
             } else {
-                print!("{}", usecases::store::render_text(&outcome));
+                write_stdout(&usecases::store::render_text(&outcome));
             }
         }
         Command::Recall {
@@ -608,7 +622,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             if *json {
                 print_json(&outcome)?;
             } else {
-                println!("{}", outcome.text);
+                write_stdout(&format!("{}\n", outcome.text));
             }
         }
         Command::Eval {
@@ -652,7 +666,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             if *json {
                 print_json(&report)?;
             } else {
-                print!("{}", crate::eval::render_table(&report, *per_conversation));
+                write_stdout(&crate::eval::render_table(&report, *per_conversation));
             }
         }
         Command::Bench {
@@ -690,7 +704,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             if *json {
                 print_json(&report)?;
             } else {
-                print!("{}", crate::bench::render_table(&report));
+                write_stdout(&crate::bench::render_table(&report));
             }
         }
         Command::Index {
@@ -700,11 +714,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let n = app.index.rebuild_blocking()?;
             app.index.save()?;
             let state = app.index.state();
-            println!(
-                "Index rebuilt: {n} vectors ({}, saved in {})",
+            write_stdout(&format!(
+                "Index rebuilt: {n} vectors ({}, saved in {})\n",
                 state.kind,
                 app.index.dir().display()
-            );
+            ));
         }
         Command::Load { id, json } => {
             let app = open(&cli)?;
@@ -715,7 +729,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             if *json {
                 print_json(&usecases::load::to_json(&loaded))?;
             } else {
-                print!("{}", usecases::load::render_text(&loaded));
+                write_stdout(&usecases::load::render_text(&loaded));
             }
         }
         Command::Export {
@@ -759,7 +773,7 @@ fn webhooks(cli: &Cli, action: &WebhooksAction) -> Result<ExitCode> {
             if *json {
                 print_json(&results)?;
             } else {
-                print!("{}", replay::render_replay(&results));
+                write_stdout(&replay::render_replay(&results));
             }
             Ok(if results.iter().all(|r| r.delivered) {
                 ExitCode::SUCCESS
@@ -784,7 +798,7 @@ fn emit<T: serde::Serialize>(
     if json {
         print_json(&value)?;
     } else {
-        print!("{}", text(&value));
+        write_stdout(&text(&value));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -952,7 +966,7 @@ fn run_import(
     if json {
         print_json(&report)?;
     } else {
-        print!("{}", usecases::transfer::render_report(&report));
+        write_stdout(&usecases::transfer::render_report(&report));
     }
     Ok(if report.errors.is_empty() {
         ExitCode::SUCCESS

@@ -289,9 +289,15 @@ impl Catalog {
             .score(query, params, n, |s| self.in_scope(s, &m))
     }
 
-    /// Whether the text of `slot` contains the analysed `term`.
-    pub fn has_term(&self, slot: u32, term: &str) -> bool {
-        self.lexical.has_term(slot, term)
+    /// The slots whose text contains the analysed `term`.
+    pub fn slots_with_term(&self, term: &str) -> Vec<u32> {
+        self.lexical.slots_with(term)
+    }
+
+    /// One more than the highest slot ever used: per-slot tables of this length cover every
+    /// memory.
+    pub fn slot_count(&self) -> usize {
+        self.cards.len()
     }
 
     /// The memories `1..=reach` steps before and after `slot` in its session, in time order
@@ -395,7 +401,7 @@ mod tests {
         let hits = c.lexical_scores(&lexical::query_terms("hiking"), Bm25Params::default(), &a);
         assert_eq!(hits.len(), 1);
         assert_eq!(c.card(hits[0].0).unwrap().key, 1);
-        assert!(c.has_term(hits[0].0, "hike"));
+        assert!(c.slots_with_term("hike").contains(&hits[0].0));
         let day = c.lexical_scores(
             &lexical::query_terms("January 1970"),
             Bm25Params::default(),

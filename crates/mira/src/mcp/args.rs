@@ -66,8 +66,8 @@ pub struct RecallArgs {
     #[schemars(with = "String", length(min = 1, max = 10000))]
     pub query: Option<String>,
     /// Token budget of the returned context (cl100k tokens), a whole number from 1 to 100000.
-    /// Default 4000. The context never exceeds it; smaller budgets get summaries (FINGERPRINT,
-    /// HEADER) instead of full texts (VERBATIM).
+    /// Default 4000. The whole answer never exceeds it; with a small budget the less relevant
+    /// memories come as their extracted facts or a one-line header instead of their full text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "budget_schema")]
     pub budget: Option<Value>,

@@ -183,3 +183,23 @@ fn missing_model_names_the_script() {
     assert!(err.contains("scripts/fetch-model.sh"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+#[test]
+fn a_closed_stdout_ends_a_command_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = crate::mcp_common::mira_command(dir.path(), &["migrate"]);
+    // Like `mira migrate | head -0`: the reader is gone before mira writes.
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = {
+        let mut child = child;
+        drop(child.stdout.take());
+        child.wait_with_output().unwrap()
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?} {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

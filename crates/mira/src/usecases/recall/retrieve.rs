@@ -11,7 +11,7 @@ use mira_core::lexical;
 use mira_core::rank::{self, Moments, RankParams};
 use mira_core::{expand, fusion};
 use mira_store::index::{unit_cosine, Catalog, IndexView, SearchFilter};
-use std::collections::HashMap;
+use std::collections::HashSet;
 
 /// The query's embedding: cached; with expansion, the normalised mean of the variants' embeddings.
 pub fn query_vector(app: &App, query: &str) -> anyhow::Result<Vec<f32>> {
@@ -59,11 +59,15 @@ struct Ranker<'v, 'a> {
     view: &'v IndexView<'v>,
     catalog: &'v Catalog,
     input: &'a RankInput<'a>,
-    lexical: HashMap<u32, f32>,
+    /// The BM25 hits (slot, score) of the scope, unsorted.
+    lexical_hits: Vec<(u32, f32)>,
+    /// BM25 score per slot (0: no query term).
+    lexical: Vec<f32>,
     lexical_moments: Moments,
     dense_moments: Moments,
-    /// Fused scores computed so far (memoised: neighbours are shared).
-    fused: HashMap<u32, f32>,
+    /// Per slot, NaN until computed (memoised: moments, fusion and neighbours share them).
+    cosines: Vec<f32>,
+    fused: Vec<f32>,
     /// Min-max scaling of F: (lowest, span).
     scale: (f32, f32),
 }
@@ -72,36 +76,49 @@ impl<'v, 'a> Ranker<'v, 'a> {
     fn new(view: &'v IndexView<'v>, input: &'a RankInput<'a>) -> Self {
         let catalog = view.catalog();
         let terms = lexical::query_terms(input.query);
-        let lexical: HashMap<u32, f32> = catalog
-            .lexical_scores(&terms, input.params.bm25, &input.filter)
-            .into_iter()
-            .collect();
+        let lexical_hits = catalog.lexical_scores(&terms, input.params.bm25, &input.filter);
+        let slots = catalog.slot_count();
+        let mut lexical = vec![0.0; slots];
+        for &(s, v) in &lexical_hits {
+            lexical[s as usize] = v;
+        }
         let n = catalog.scope_size(&input.filter);
         Ranker {
             view,
             catalog,
             input,
-            lexical_moments: Moments::of_sparse(lexical.values().copied(), n),
+            lexical_moments: Moments::of_sparse(lexical_hits.iter().map(|h| h.1), n),
+            lexical_hits,
             lexical,
             dense_moments: Moments::default(),
-            fused: HashMap::new(),
+            cosines: vec![f32::NAN; slots],
+            fused: vec![f32::NAN; slots],
             scale: (0.0, 1.0),
         }
     }
 
-    fn cosine(&self, slot: u32) -> Option<f32> {
+    /// The cosine of `slot`'s vector with the query's (`None`: no vector, or no query vector).
+    fn cosine(&mut self, slot: u32) -> Option<f32> {
+        let memo = *self.cosines.get(slot as usize)?;
+        if !memo.is_nan() {
+            return Some(memo);
+        }
         let card = self.catalog.card(slot)?;
         let v = self.view.vector(card.key)?;
-        (!self.input.qvec.is_empty()).then(|| unit_cosine(v, self.input.qvec))
+        let c = (!self.input.qvec.is_empty()).then(|| unit_cosine(v, self.input.qvec))?;
+        self.cosines[slot as usize] = c;
+        Some(c)
     }
 
     /// The fused score F of `slot`, scaled to [0, 1] over the pool.
     fn fused(&mut self, slot: u32) -> f32 {
-        let raw = match self.fused.get(&slot) {
-            Some(&f) => f,
-            None => {
+        let raw = match self.fused.get(slot as usize) {
+            Some(&f) if !f.is_nan() => f,
+            _ => {
                 let f = self.raw_fused(slot);
-                self.fused.insert(slot, f);
+                if let Some(m) = self.fused.get_mut(slot as usize) {
+                    *m = f;
+                }
                 f
             }
         };
@@ -114,10 +131,10 @@ impl<'v, 'a> Ranker<'v, 'a> {
         }
     }
 
-    fn raw_fused(&self, slot: u32) -> f32 {
+    fn raw_fused(&mut self, slot: u32) -> f32 {
         let lz = self
             .lexical_moments
-            .z(self.lexical.get(&slot).copied().unwrap_or(0.0));
+            .z(self.lexical.get(slot as usize).copied().unwrap_or(0.0));
         let dz = self.cosine(slot).map_or(0.0, |c| self.dense_moments.z(c));
         rank::fuse(lz, dz, self.input.params.lexical_weight)
     }
@@ -128,7 +145,8 @@ impl<'v, 'a> Ranker<'v, 'a> {
         let n = self.catalog.scope_size(&input.filter);
         if n <= input.exhaustive_below {
             let scope = self.catalog.scope(&input.filter);
-            self.dense_moments = Moments::of(scope.iter().filter_map(|&s| self.cosine(s)));
+            let cosines: Vec<f32> = scope.iter().filter_map(|&s| self.cosine(s)).collect();
+            self.dense_moments = Moments::of(cosines);
             return scope;
         }
         let mut pool: Vec<u32> = self.best_lexical(input.k);
@@ -138,8 +156,12 @@ impl<'v, 'a> Ranker<'v, 'a> {
             // Moments of the cosines over an even sample of the scope.
             let scope = self.catalog.scope(&input.filter);
             let step = (scope.len() / 2048).max(1);
-            self.dense_moments =
-                Moments::of(scope.iter().step_by(step).filter_map(|&s| self.cosine(s)));
+            let sample: Vec<f32> = scope
+                .iter()
+                .step_by(step)
+                .filter_map(|&s| self.cosine(s))
+                .collect();
+            self.dense_moments = Moments::of(sample);
         }
         pool.sort_unstable();
         pool.dedup();
@@ -147,7 +169,7 @@ impl<'v, 'a> Ranker<'v, 'a> {
     }
 
     fn best_lexical(&self, k: usize) -> Vec<u32> {
-        let mut hits: Vec<(u32, f32)> = self.lexical.iter().map(|(&s, &v)| (s, v)).collect();
+        let mut hits = self.lexical_hits.clone();
         self.sort_hits(&mut hits);
         hits.truncate(k);
         hits.into_iter().map(|(s, _)| s).collect()
@@ -163,7 +185,7 @@ impl<'v, 'a> Ranker<'v, 'a> {
         let input = self.input;
         let scored: Vec<(u32, f32)> = match input.mode {
             Retrieval::Hybrid => self.hybrid(),
-            Retrieval::LexicalOnly => self.lexical.iter().map(|(&s, &v)| (s, v)).collect(),
+            Retrieval::LexicalOnly => self.lexical_hits.clone(),
             Retrieval::DenseOnly => self.dense_only(),
             Retrieval::Rrf => self.rrf(),
         };
@@ -234,7 +256,7 @@ impl<'v, 'a> Ranker<'v, 'a> {
         let hi = raw.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         self.scale = (lo, hi - lo);
         for (&s, &f) in pool.iter().zip(&raw) {
-            self.fused.insert(s, f);
+            self.fused[s as usize] = f;
         }
         // In a large scope the memories next to the pool are ranked too.
         let mut ranked = pool.clone();
@@ -248,7 +270,11 @@ impl<'v, 'a> Ranker<'v, 'a> {
             ranked.sort_unstable();
             ranked.dedup();
         }
-        let entity = self.entity();
+        // The one person the query names, and the memories that mention them.
+        let entity = self.entity().map(|(name, term)| {
+            let with: HashSet<u32> = self.catalog.slots_with_term(&term).into_iter().collect();
+            (name, with)
+        });
         ranked
             .into_iter()
             .map(|s| {
@@ -262,13 +288,13 @@ impl<'v, 'a> Ranker<'v, 'a> {
                     Vec::new()
                 };
                 let mut g = rank::propagate(self.fused(s), &sides, &p);
-                if let Some((name, term)) = &entity {
+                if let Some((name, with)) = &entity {
                     let by = self
                         .catalog
                         .card(s)
                         .and_then(|c| c.speaker.as_deref())
                         .is_some_and(|sp| sp == name.as_str());
-                    if by || self.catalog.has_term(s, term) {
+                    if by || with.contains(&s) {
                         g += p.entity_boost;
                     }
                 }
