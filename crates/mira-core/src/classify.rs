@@ -15,17 +15,31 @@
 //! 3. **preference**: prefer, preference, favourite/favorite, dislike, "I/we like/love/hate",
 //!    likes, liked, loves, hates, always/never use, would rather; FR: préfère, préférence,
 //!    favori, j'aime, j'adore, je déteste, je n'aime pas, nous aimons, toujours/jamais utiliser.
-//! 4. **debug_log**, weak cues: error, exception, failed, failure, timed out, broken,
+//! 4. **decision**, standing rules and commitments (English, outside conversation: text with
+//!    an exclamation mark or addressed to "you" is chit-chat, not a note):
+//!    - an imperative opening a sentence: never, always, do not, don't, make sure, remember
+//!      to, be sure to, avoid ("Never deploy on Fridays."; not "never mind", "always happy");
+//!    - an obligation: must / shall (not, never, always) + verb, "is not allowed", "is
+//!      forbidden", "is mandatory", "is required" ("must be" needs a participle and "must
+//!      have felt" is a guess, not a rule);
+//!    - a future action with a due time: will / is going to + verb … by Friday, next week,
+//!      on March 3, tomorrow ("Bob will implement the login page by Friday.");
+//!    - a switch: switched / migrated from X to Y.
+//! 5. **debug_log**, weak cues: error, exception, failed, failure, timed out, broken,
 //!    workaround; FR: erreur, échec, échoué, contournement. "error handling", "error rate",
 //!    "gestion des erreurs" and similar are not cues.
-//! 5. **fact**: a state verb (is, are, was, has, contains, equals, requires, supports, runs on,
-//!    uses, costs, listens on, defaults to, set to, returns, went from/to, increased/reduced
-//!    to, changed to, `=`; FR: est, sont, vaut, contient, utilise, nécessite, tourne sur,
-//!    écoute sur, coûte, est passé à) and a data token (a number of 2+ digits, a
-//!    decimal or version, v2, "version 3", "port 8", "is 3", a URL, a word ending in digits
-//!    like utf8, a number with a unit like 30s or 512MB, "is enabled/disabled", "= true",
-//!    "= off", ": false"; a bare "true", as in "true self", is not data).
-//! 6. otherwise **session_note**.
+//! 6. **fact**: a state verb (is, are, was, has, contains, equals, requires, supports, runs on,
+//!    uses, holds, stores, costs, listens on, defaults to, set to, returns, went from/to,
+//!    increased/reduced to, changed to, `=`; FR: est, sont, vaut, contient, utilise,
+//!    nécessite, tourne sur, écoute sur, coûte, est passé à) and a data token (a number of 2+
+//!    digits, a decimal or version, v2, "version 3", "port 8", "is 3", a URL, a word ending in
+//!    digits like utf8 or eu-west-1, a number with a unit like 30s, 512MB, 2am or 2 million,
+//!    "is enabled/disabled", "= true", "= off", ": false"; a bare "true", as in "true self",
+//!    is not data). Outside conversation also: a configured state ("is stored", "are shipped",
+//!    "is backed up", "changes every"), who does what ("Alice leads the platform team"), and
+//!    the team or a definite thing using, running or being a named thing ("We use MySQL for
+//!    billing", "Our CI runs on GitHub Actions").
+//! 7. otherwise **session_note**.
 //!
 //! Decision and preference cues inside a question ("What's your favorite book?") do not count.
 //! Decisions come before preferences so that "we decided to adopt X because I like it" is a
@@ -34,8 +48,8 @@
 
 use crate::memory::MemoryType;
 use crate::text::{
-    extraction_prefix, in_question, phrase_matches, phrase_regex, strip_elision, word_spans,
-    WORD_END, WORD_START,
+    clause_at, extraction_prefix, in_question, phrase_matches, phrase_regex, strip_elision,
+    word_spans, WORD_END, WORD_START,
 };
 use regex::Regex;
 use std::sync::LazyLock;
@@ -133,6 +147,7 @@ pub(crate) static STATE_VERB: LazyLock<Regex> = LazyLock::new(|| {
     phrase_regex(&[
         "is", "are", "was", "were", "has", "have", "contains", "contain", "equals", "means",
         "requires", "require", "supports", "runs on", "uses", "costs", "weighs", "measures",
+        "holds", "hold", "stores", "serves", "handles",
         "listens on", "defaults to", "set to", "takes", "returns", "went from", "went to",
         "dropped to", "grew to", "increased to", "decreased to", "reduced to", "rose to",
         "fell to", "changed to", "=", "est", "sont", "était", "étaient", "est passé à",
@@ -144,7 +159,7 @@ pub(crate) static STATE_VERB: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Data-like tokens of facts (also used for key facts).
 pub(crate) static DATA_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
-    let number = r"(?:\d{2,}|\d+(?:[.,]\d+)+|v\d+|version\s+\d+|port\s+\d+|\p{L}{2,}\d+|\d+\s*(?:ms|s|sec|min|h|kb|mb|gb|tb|kib|mib|gib|ko|mo|go|%|x|k))";
+    let number = r"(?:\d{2,}|\d+(?:[.,]\d+)+|v\d+|version\s+\d+|port\s+\d+|\p{L}{2,}\d+|\p{L}+(?:-\p{L}+)*-\d+|\d+\s*(?:ms|s|sec|min|h|kb|mb|gb|tb|kib|mib|gib|ko|mo|go|%|x|k|am|pm|thousand|million|billion))";
     let switch = r"(?:enabled|disabled|activée?s?|désactivée?s?)";
     let boolean = r"(?:true|false|vrai|faux|enabled|disabled|on|off|yes|no)";
     Regex::new(&format!(
@@ -152,6 +167,213 @@ pub(crate) static DATA_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .expect("literal regex")
 });
+
+/// A rule stated as an imperative at the start of a sentence ("Never deploy on Fridays.").
+static IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?:^|[.!?]\s+)(?:please\s+)?(?:never|always|do not|don't|make sure(?:\s+to|\s+that)?|remember to|be sure to|avoid)\s+(\p{L}+)")
+        .expect("literal regex")
+});
+
+/// Words after an imperative cue that make it a phrase, not a rule ("never mind").
+#[rustfmt::skip]
+const IMPERATIVE_NEXT_EXCLUDED: &[&str] = &[
+    "mind", "happy", "glad", "a", "an", "the", "been", "fun", "nice", "good", "worry", "know",
+    "knew", "thought", "forget", "ever", "feel",
+];
+
+/// An obligation: "must (not|never|always) VERB", and fixed forms ("is not allowed").
+static OBLIGATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i){WORD_START}(?:must|mustn't|shall)\s+(?:not\s+|never\s+|always\s+|also\s+)?(\p{{L}}+)(?:\s+(\p{{L}}+))?|{WORD_START}(?:is|are)\s+(?:not allowed|forbidden|mandatory|prohibited|required){WORD_END}"
+    ))
+    .expect("literal regex")
+});
+
+/// Verbs after "must" that speak of the speaker, not of a rule ("I must say").
+const OBLIGATION_VERB_EXCLUDED: &[&str] = &[
+    "say", "admit", "confess", "agree", "feel", "love", "enjoy", "know", "think", "mean",
+];
+
+/// Past participles of "must have …" that make it a guess ("you must have felt …").
+const IRREGULAR_PARTICIPLES: &[&str] = &[
+    "been", "had", "taken", "felt", "made", "seen", "known", "got", "gotten", "done", "given",
+];
+
+/// Second-person words: text that speaks to someone is conversation, not a note.
+static SECOND_PERSON: LazyLock<Regex> =
+    LazyLock::new(|| phrase_regex(&["you", "your", "you're", "yours", "you've", "you'll", "ya"]));
+
+/// Whether `content` reads like a turn of a conversation (an exclamation, or addressed to
+/// someone): rules, commitments and named states are not read from chit-chat.
+fn is_conversational(content: &str) -> bool {
+    content.contains('!') || SECOND_PERSON.is_match(content)
+}
+
+fn is_participle(word: &str) -> bool {
+    word.ends_with("ed") || word.ends_with("en") || IRREGULAR_PARTICIPLES.contains(&word)
+}
+
+/// A future action ("will implement", "is going to migrate"); the verb is captured.
+static FUTURE_ACTION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i){WORD_START}(?:will|shall|'ll|is going to|are going to|am going to)\s+(\p{{L}}+)"
+    ))
+    .expect("literal regex")
+});
+
+/// Verbs of a future action that are talk, not a commitment ("we will see tomorrow").
+#[rustfmt::skip]
+const FUTURE_VERB_EXCLUDED: &[&str] = &[
+    "see", "talk", "chat", "speak", "catch", "be", "think", "try", "let", "miss", "love", "like",
+    "have", "get", "go",
+];
+
+/// When a commitment is due: "by Friday", "next week", "on March 3", "tomorrow".
+static DUE: LazyLock<Regex> = LazyLock::new(|| {
+    let day = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)";
+    let month = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)";
+    Regex::new(&format!(
+        r"(?i){WORD_START}(?:(?:by|on|before|until)\s+(?:the\s+end|end|eod|eow|{day}|{month}|\d|tomorrow|next)|next\s+(?:week|month|quarter|sprint|{day})|tomorrow|tonight|this\s+(?:week|month|quarter|sprint|{day})){WORD_END}"
+    ))
+    .expect("literal regex")
+});
+
+/// A statement that something uses, runs, is or holds a named thing ("We use MySQL for …",
+/// "Our CI runs on GitHub Actions"): the subject is the team, a definite thing or a name; a
+/// capitalised word (not the first) must follow the verb within the clause.
+static NAMED_STATE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(?:^|[.!?:]\s+)(?:we|our|the|their|its|this|all)(?:\s[^.?!]{0,60}?)?\s(?:use|uses|run|runs|runs on|is|are|is written in|are written in|is stored in|are stored in|is hosted on|are hosted on|talks to|talk to|deploys to|is deployed on|holds|hold|leads|owns|manages|maintains)\s+",
+    )
+    .expect("literal regex")
+});
+
+/// A configured state in the passive ("The main branch is protected", "Logs are shipped to …").
+static CONFIGURED: LazyLock<Regex> = LazyLock::new(|| {
+    phrase_regex(&[
+        "is used",
+        "are used",
+        "is stored",
+        "are stored",
+        "is hosted",
+        "are hosted",
+        "is deployed",
+        "are deployed",
+        "is configured",
+        "are configured",
+        "is protected",
+        "are protected",
+        "is written in",
+        "are written in",
+        "is kept",
+        "are kept",
+        "is shipped",
+        "are shipped",
+        "is backed up",
+        "are backed up",
+        "is pinned",
+        "are pinned",
+        "is replicated",
+        "are replicated",
+        "is encrypted",
+        "are encrypted",
+        "is cached",
+        "are cached",
+        "is managed",
+        "are managed",
+        "is owned",
+        "are owned",
+        "is maintained",
+        "are maintained",
+        "is scheduled",
+        "are scheduled",
+        "changes every",
+        "change every",
+        "runs every",
+        "run every",
+        "happens every",
+        "rotates every",
+    ])
+});
+
+/// A switch of tools: "we switched from MySQL to PostgreSQL".
+static SWITCH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i){WORD_START}(?:switched|switching|migrated|migrating)\s+from\s+[^.?!;]+?\s+to\s"
+    ))
+    .expect("literal regex")
+});
+
+/// Who does what: "Alice leads the platform team".
+static ROLE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?-i:\p{Lu}\p{Ll}+)\s+(?i:leads|owns|manages|maintains|heads|is responsible for|is in charge of)\s+(?i:the|our|all)\s")
+        .expect("literal regex")
+});
+
+/// A team rule: an imperative at the start of a sentence, or an obligation, outside questions.
+fn is_rule(content: &str) -> bool {
+    if is_conversational(content) {
+        return false;
+    }
+    let imperative = IMPERATIVE.captures_iter(content).any(|c| {
+        let next = c[1].to_lowercase();
+        !IMPERATIVE_NEXT_EXCLUDED.contains(&next.as_str())
+            && !in_question(content, c.get(1).map_or(0, |m| m.end()))
+    });
+    imperative
+        || OBLIGATION.captures_iter(content).any(|c| {
+            let end = c.get(0).map_or(0, |m| m.end());
+            if in_question(content, end) {
+                return false;
+            }
+            let Some(verb) = c.get(1).map(|m| m.as_str().to_lowercase()) else {
+                return true;
+            };
+            let next = c.get(2).map(|m| m.as_str().to_lowercase());
+            // "must be" is a rule with a participle ("must be reviewed"), else a guess ("must be
+            // hard"); "must have felt" is a guess too.
+            !OBLIGATION_VERB_EXCLUDED.contains(&verb.as_str())
+                && (verb != "be" || next.as_deref().is_some_and(is_participle))
+                && (verb != "have" || !next.as_deref().is_some_and(is_participle))
+        })
+}
+
+/// A commitment: a future action with a due time ("Bob will implement the login page by Friday").
+fn is_commitment(content: &str) -> bool {
+    if is_conversational(content) {
+        return false;
+    }
+    FUTURE_ACTION.captures_iter(content).any(|c| {
+        let verb = c[1].to_lowercase();
+        let end = c.get(0).map_or(0, |m| m.end());
+        !FUTURE_VERB_EXCLUDED.contains(&verb.as_str())
+            && !in_question(content, end)
+            && DUE.is_match(clause_at(content, end))
+    })
+}
+
+/// A stable fact: a state verb with data, a named thing used or held, or a configured state.
+fn is_fact(content: &str) -> bool {
+    if STATE_VERB.is_match(content) && DATA_TOKEN.is_match(content) {
+        return true;
+    }
+    !is_conversational(content)
+        && (phrase_matches(&CONFIGURED, content).any(|m| !in_question(content, m.end()))
+            || ROLE.is_match(content)
+            || NAMED_STATE.find_iter(content).any(|m| {
+                !in_question(content, m.end())
+                    && word_spans(clause_at(content, m.end()))
+                        .take(6)
+                        .any(|(_, w)| is_name(w))
+            }))
+}
+
+/// Whether `word` looks like a name: a capital letter anywhere ("I" and its contractions
+/// excepted).
+fn is_name(word: &str) -> bool {
+    let pronoun = word == "I" || word.starts_with("I'") || word.starts_with("I\u{2019}");
+    !pronoun && word.chars().any(char::is_uppercase)
+}
 
 /// Classifies `content` by the rules in the module docs (reading its
 /// [`extraction_prefix`]).
@@ -163,9 +385,11 @@ pub fn classify(content: &str) -> MemoryType {
         MemoryType::Decision
     } else if has_asserted_cue(&PREFERENCE_CUES, content) {
         MemoryType::Preference
+    } else if is_rule(content) || is_commitment(content) || SWITCH.is_match(content) {
+        MemoryType::Decision
     } else if has_weak_debug_cue(content) {
         MemoryType::DebugLog
-    } else if STATE_VERB.is_match(content) && DATA_TOKEN.is_match(content) {
+    } else if is_fact(content) {
         MemoryType::Fact
     } else {
         MemoryType::SessionNote
