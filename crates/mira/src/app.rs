@@ -237,5 +237,18 @@ fn ensure_writable_dir(dir: &std::path::Path) -> Result<()> {
         )
     })?;
     let _ = std::fs::remove_file(probe);
+    ignore_in_git(dir);
     Ok(())
+}
+
+/// A project-local store (`<project>/.mira`) gets a `.gitignore` of `*`, so that `git add -A`
+/// never commits memories. An existing `.gitignore` is left as it is.
+fn ignore_in_git(dir: &std::path::Path) {
+    let gitignore = dir.join(".gitignore");
+    if dir.file_name().is_some_and(|n| n == ".mira") && !gitignore.exists() {
+        let text = "# mira's memory store: kept out of git\n*\n";
+        if let Err(e) = std::fs::write(&gitignore, text) {
+            tracing::warn!("cannot write {}: {e}", gitignore.display());
+        }
+    }
 }

@@ -203,3 +203,20 @@ fn a_closed_stdout_ends_a_command_quietly() {
     assert!(out.status.success(), "{:?} {stderr}", out.status);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn a_project_store_is_kept_out_of_git() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = home.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let mut cmd = crate::mcp_common::mira_command(&repo, &["status"]);
+    cmd.env_remove("MIRA_STORAGE_PATH")
+        .env_remove("MIRA_DATA_PATH")
+        .env("HOME", home.path());
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(".mira"), "status names the store in use:\n{text}");
+    let ignore = std::fs::read_to_string(repo.join(".mira/.gitignore")).unwrap();
+    assert!(ignore.lines().any(|l| l.trim() == "*"), "{ignore}");
+}
