@@ -23,5 +23,6 @@ pub mod lexical;
 pub mod rank;
 pub mod render;
 pub mod sanitize;
+pub mod slots;
 
 pub use memory::{MemoryId, MemoryType, RelationType};

@@ -35,6 +35,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "pins",
         sql: include_str!("../migrations/004_pins.sql"),
     },
+    Migration {
+        version: 5,
+        name: "slots",
+        sql: include_str!("../migrations/005_slots.sql"),
+    },
 ];
 
 /// The schema version this build writes.

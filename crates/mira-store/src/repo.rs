@@ -6,6 +6,7 @@ use crate::{Result, Store, StoreError};
 use mira_core::allocate::ModeCosts;
 use mira_core::fingerprint::Fingerprint;
 use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
+use mira_core::slots::Slot;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use std::collections::{BTreeMap, HashMap};
 
@@ -217,6 +218,47 @@ impl Store {
     /// Writes several memories in one transaction (all or nothing); returns their `seq`s in order.
     pub fn insert_memories(&self, batch: &[NewMemory]) -> Result<Vec<i64>> {
         self.write(|tx| batch.iter().map(|new| insert_one(tx, new)).collect())
+    }
+
+    /// The slots asserted for `attributes` by the live, current (not archived, not superseded)
+    /// memories of `wing` created at or before `until_ms`, with their memory ids.
+    pub fn slot_holders(
+        &self,
+        wing: &str,
+        attributes: &[String],
+        until_ms: i64,
+    ) -> Result<Vec<(MemoryId, Slot)>> {
+        if attributes.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT s.memory_id, s.subject, s.attribute, s.value, s.negated
+                 FROM slots s JOIN verbatims v ON v.id = s.memory_id
+                 WHERE v.wing = ?1 AND s.attribute = ?2 AND v.created_at <= ?3
+                   AND v.archived_at IS NULL AND v.superseded_by IS NULL",
+            )?;
+            let mut out = Vec::new();
+            for attribute in attributes {
+                let rows = stmt.query_map(params![wing, attribute, until_ms], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        Slot {
+                            subject: r.get(1)?,
+                            attribute: r.get(2)?,
+                            value: r.get(3)?,
+                            replaces: None,
+                            negated: r.get(4)?,
+                        },
+                    ))
+                })?;
+                for row in rows {
+                    let (id, slot) = row?;
+                    out.push((parse_id(&id)?, slot));
+                }
+            }
+            Ok(out)
+        })
     }
 
     /// The id of a memory of `wing` with exactly this content hash, if any.
@@ -547,6 +589,12 @@ pub(crate) fn insert_record(
         tx.prepare_cached("INSERT OR IGNORE INTO tags (memory_id, tag, kind) VALUES (?1, ?2, ?3)")?;
     for t in &m.tags {
         tag_stmt.execute(params![id, t.tag, t.kind])?;
+    }
+    let mut slot_stmt = tx.prepare_cached(
+        "INSERT INTO slots (memory_id, subject, attribute, value, negated) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for s in mira_core::slots::slots(&m.content) {
+        slot_stmt.execute(params![id, s.subject, s.attribute, s.value, s.negated])?;
     }
     Ok(seq)
 }

@@ -8,7 +8,7 @@ use anyhow::Context;
 use chrono::{DateTime, Utc};
 use mira_core::causal::{self, CausalCandidate, CausalParams};
 use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
-use mira_core::{classify, fingerprint, render, tags, tokens};
+use mira_core::{classify, fingerprint, render, slots, tags, tokens};
 use mira_store::index::unit_cosine;
 use mira_store::{NewEdge, NewMemory, NewTag};
 use serde::Serialize;
@@ -216,7 +216,48 @@ fn relate(
         confidence: l.confidence,
     })
     .collect();
-    Ok((links, near))
+    Ok((with_slot_updates(app, &p.memory, links)?, near))
+}
+
+/// Confidence of an update found by slots (the same subject and attribute, another value).
+const SLOT_UPDATE_CONFIDENCE: f32 = 0.9;
+
+/// Adds an `updates` link to each current memory of the wing whose slots `m` supersedes
+/// ([`slots::supersedes`]); a weaker link already there becomes the update.
+fn with_slot_updates(
+    app: &App,
+    m: &Memory,
+    mut links: Vec<LinkOutcome>,
+) -> UseCaseResult<Vec<LinkOutcome>> {
+    let new = slots::slots(&m.content);
+    let mut attributes: Vec<String> = new.iter().map(|s| s.attribute.clone()).collect();
+    attributes.sort();
+    attributes.dedup();
+    let mut held: std::collections::BTreeMap<MemoryId, Vec<slots::Slot>> = Default::default();
+    for (id, slot) in
+        app.store
+            .slot_holders(&m.wing, &attributes, m.created_at.timestamp_millis())?
+    {
+        held.entry(id).or_default().push(slot);
+    }
+    for (id, old) in held {
+        if id == m.id || !slots::supersedes(&new, &old) {
+            continue;
+        }
+        match links.iter_mut().find(|l| l.target == id) {
+            Some(l) if l.relation.supersedes() => {}
+            Some(l) => {
+                l.relation = RelationType::Updates;
+                l.confidence = l.confidence.max(SLOT_UPDATE_CONFIDENCE);
+            }
+            None => links.push(LinkOutcome {
+                target: id,
+                relation: RelationType::Updates,
+                confidence: SLOT_UPDATE_CONFIDENCE,
+            }),
+        }
+    }
+    Ok(links)
 }
 
 fn new_memory(

@@ -214,9 +214,16 @@ fn a_project_store_is_kept_out_of_git() {
         .env_remove("MIRA_DATA_PATH")
         .env("HOME", home.path());
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains(".mira"), "status names the store in use:\n{text}");
+    assert!(
+        text.contains(".mira"),
+        "status names the store in use:\n{text}"
+    );
     let ignore = std::fs::read_to_string(repo.join(".mira/.gitignore")).unwrap();
     assert!(ignore.lines().any(|l| l.trim() == "*"), "{ignore}");
 }

@@ -21,5 +21,6 @@ mod recall_usecase;
 mod redaction;
 mod soul_mcp;
 mod store_usecase;
+mod supersession;
 mod transfer;
 mod webhooks;
