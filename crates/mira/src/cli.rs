@@ -4,7 +4,7 @@ use crate::config::Config;
 use crate::usecases::{self, store::StoreRequest, UseCaseError};
 use crate::App;
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -23,6 +23,49 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+/// The command line with the reference implementation's forms rewritten to mira's, so that
+/// configurations written for it keep working: Go-style single-dash long flags (`-config FILE`,
+/// `-config=FILE`, `-version`, `-help`), `-migrate` for `mira migrate`, and `-with-soul` /
+/// `--with-soul` without a subcommand for `mira serve --with-soul`.
+pub fn reference_compatible(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut out: Vec<std::ffi::OsString> = Vec::with_capacity(args.len() + 1);
+    let mut with_soul = false;
+    for (i, arg) in args.into_iter().enumerate() {
+        let Some(text) = arg.to_str().filter(|_| i > 0) else {
+            out.push(arg);
+            continue;
+        };
+        let (flag, value) = match text.split_once('=') {
+            Some((f, v)) => (f, Some(v)),
+            None => (text, None),
+        };
+        let long = match flag {
+            "-config" | "-log" | "-version" | "-help" => Some(format!("-{flag}")),
+            "-with-soul" | "--with-soul" => Some("--with-soul".to_string()),
+            _ => None,
+        };
+        match (flag, long) {
+            ("-migrate" | "--migrate", _) => out.push("migrate".into()),
+            (_, Some(long)) => {
+                with_soul |= long == "--with-soul";
+                out.push(match value {
+                    Some(v) => format!("{long}={v}").into(),
+                    None => long.into(),
+                });
+            }
+            _ => out.push(arg),
+        }
+    }
+    let has_command = out.iter().skip(1).any(|a| {
+        a.to_str()
+            .is_some_and(|a| Cli::command().get_subcommands().any(|c| c.get_name() == a))
+    });
+    if with_soul && !has_command && !out.is_empty() {
+        out.insert(1, "serve".into());
+    }
+    out
+}
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -35,6 +78,10 @@ pub enum Command {
         /// Also serve the 8 soul_* identity tools (as soul.enabled: true).
         #[arg(long)]
         with_soul: bool,
+        /// Serve /health and /metrics on ADDR (default metrics.prometheus_addr, 127.0.0.1:9090);
+        /// they are on by default only with --http.
+        #[arg(long, value_name = "ADDR", num_args = 0..=1)]
+        metrics: Option<Option<String>>,
     },
     /// Apply pending database migrations and print the schema version.
     Migrate,
@@ -446,11 +493,23 @@ pub enum IndexAction {
 /// `mira serve` and `mira` alone: MCP on the transport chosen by `--http` or `mcp.transport`.
 /// The health and metrics server starts first, so that `/health/ready` answers 503 while the
 /// store opens; a port already taken (another mira) only costs the endpoints, not MCP.
-fn serve(cli: &Cli, http: Option<Option<&str>>, with_soul: bool) -> Result<ExitCode> {
+fn serve(
+    cli: &Cli,
+    http: Option<Option<&str>>,
+    with_soul: bool,
+    metrics: Option<Option<&str>>,
+) -> Result<ExitCode> {
     let (mut config, source) = Config::load(cli.config.as_deref())?;
     config.soul.enabled |= with_soul;
+    if let Some(addr) = metrics {
+        config.metrics.enabled = Some(true);
+        if let Some(a) = addr {
+            config.metrics.prometheus_addr = a.to_string();
+        }
+    }
     let transport = crate::mcp::transport(&config.mcp, http)?;
-    let ops = if config.metrics.enabled {
+    let on_by_default = matches!(transport, crate::mcp::Transport::Http(_));
+    let ops = if config.metrics.enabled.unwrap_or(on_by_default) {
         crate::ops::OpsServer::start(&config.metrics)
             .map_err(|e| tracing::warn!("no health and metrics endpoints: {e:#}"))
             .ok()
@@ -526,11 +585,20 @@ fn use_case<T>(r: Result<T, UseCaseError>) -> Result<Result<T, ExitCode>> {
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let Some(command) = &cli.command else {
-        return serve(&cli, None, false);
+        return serve(&cli, None, false, None);
     };
     match command {
-        Command::Serve { http, with_soul } => {
-            return serve(&cli, http.as_ref().map(Option::as_deref), *with_soul)
+        Command::Serve {
+            http,
+            with_soul,
+            metrics,
+        } => {
+            return serve(
+                &cli,
+                http.as_ref().map(Option::as_deref),
+                *with_soul,
+                metrics.as_ref().map(Option::as_deref),
+            )
         }
         Command::Soul {
             agent,

@@ -535,8 +535,9 @@ impl Default for McpConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MetricsConfig {
-    /// Serve `/health` and `/metrics`.
-    pub enabled: bool,
+    /// Serve `/health` and `/metrics`. Unset: on for `mira serve --http`, off for stdio servers
+    /// (every MCP client starts its own, and they would fight over one port).
+    pub enabled: Option<bool>,
     /// Listen address (loopback by default).
     pub prometheus_addr: String,
     /// Reference key (unused).
@@ -548,7 +549,7 @@ pub struct MetricsConfig {
 impl Default for MetricsConfig {
     fn default() -> Self {
         MetricsConfig {
-            enabled: true,
+            enabled: None,
             prometheus_addr: "127.0.0.1:9090".into(),
             report_interval_seconds: 60,
             auth_token: None,
@@ -747,7 +748,7 @@ impl Config {
             self.soul.enabled = b;
         }
         if let Some(b) = flag("MIRA_METRICS_ENABLED")? {
-            self.metrics.enabled = b;
+            self.metrics.enabled = Some(b);
         }
         if let Some(a) = nonempty("MIRA_METRICS_ADDR") {
             self.metrics.prometheus_addr = a;
@@ -952,7 +953,7 @@ impl Config {
             "mcp.http.addr",
             "must be an IP:port address such as 127.0.0.1:8765",
         )?;
-        if self.metrics.enabled {
+        if self.metrics.enabled != Some(false) {
             check(
                 self.metrics
                     .prometheus_addr

@@ -4,7 +4,9 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = mira::cli::Cli::parse();
+    let cli = mira::cli::Cli::parse_from(mira::cli::reference_compatible(
+        std::env::args_os().collect(),
+    ));
     mira::logging::init(cli.log.as_deref());
     match mira::cli::run(cli) {
         Ok(code) => code,

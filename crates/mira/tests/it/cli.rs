@@ -227,3 +227,42 @@ fn a_project_store_is_kept_out_of_git() {
     let ignore = std::fs::read_to_string(repo.join(".mira/.gitignore")).unwrap();
     assert!(ignore.lines().any(|l| l.trim() == "*"), "{ignore}");
 }
+
+#[test]
+fn the_reference_invocations_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = stdout(mira(dir.path()).arg("-version"));
+    assert!(v.starts_with("mira "), "{v}");
+    let m = stdout(mira(dir.path()).arg("-migrate"));
+    assert!(m.contains("schema version"), "{m}");
+    let other = dir.path().join("other");
+    let config = dir.path().join("config.yaml");
+    std::fs::write(&config, format!("storage:\n  path: {}\n", other.display())).unwrap();
+    for args in [
+        vec![
+            "-config".to_string(),
+            config.display().to_string(),
+            "status".into(),
+        ],
+        vec![format!("-config={}", config.display()), "status".into()],
+    ] {
+        let s = stdout(mira(dir.path()).env_remove("MIRA_STORAGE_PATH").args(&args));
+        assert!(s.contains(&other.display().to_string()), "{args:?}: {s}");
+    }
+    // The reference's client configuration: {"command": "mira", "args": ["--with-soul"]}.
+    for flag in ["--with-soul", "-with-soul"] {
+        let mut c = crate::mcp_common::StdioClient::spawn(dir.path(), &[flag]);
+        c.initialize();
+        let list = c.request("tools/list", serde_json::json!({}));
+        let names: Vec<&str> = list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(
+            names.contains(&"soul_capture") && names.contains(&"mira_recall"),
+            "{flag}: {names:?}"
+        );
+    }
+}

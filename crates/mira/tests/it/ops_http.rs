@@ -96,7 +96,7 @@ fn sample(samples: &BTreeMap<String, f64>, series: &str) -> f64 {
 
 fn ops_config(dir: &std::path::Path) -> mira::Config {
     let mut cfg = common::config_in(dir);
-    cfg.metrics.enabled = true;
+    cfg.metrics.enabled = Some(true);
     cfg.metrics.prometheus_addr = "127.0.0.1:0".into();
     cfg
 }
@@ -408,4 +408,29 @@ fn metrics_can_require_a_token_and_no_secret_reaches_logs_or_status() {
     );
     assert!(!status_cli.contains("s3cret"), "mira status: {status_cli}");
     assert!(!logs.contains("s3cret"), "logs: {logs}");
+}
+
+#[test]
+fn stdio_servers_serve_metrics_only_when_asked() {
+    let _serial = mcp_common::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut quiet = mira_command(dir.path(), &["serve"]);
+    quiet.env_remove("MIRA_METRICS_ENABLED");
+    let mut client = StdioClient::spawn_command(quiet);
+    client.initialize();
+    let s = client.call_tool("mira_status", json!({}));
+    assert!(!mcp_common::is_error(&s), "{s}");
+    assert!(
+        !client.stderr().contains("health and metrics on http://"),
+        "{}",
+        client.stderr()
+    );
+    client.close();
+    let mut asked = mira_command(dir.path(), &["serve", "--metrics", "127.0.0.1:0"]);
+    asked.env_remove("MIRA_METRICS_ENABLED");
+    let mut client = StdioClient::spawn_command(asked);
+    let base = metrics_addr(|| client.stderr());
+    client.initialize();
+    assert_eq!(get(&format!("{base}/health/live")).0, 200);
+    client.close();
 }
