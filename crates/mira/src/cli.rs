@@ -1003,7 +1003,21 @@ fn run_export(
         )),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
-    match use_case(usecases::transfer::export(&app, wing, embeddings, &mut out))? {
+    let result = usecases::transfer::export(&app, wing, embeddings, &mut out).and_then(|n| {
+        out.flush().map_err(|e| UseCaseError::Internal(e.into()))?;
+        Ok(n)
+    });
+    // `mira export | head`: the reader has what it wanted.
+    if let Err(UseCaseError::Internal(e)) = &result {
+        let closed = e.chain().any(|c| {
+            c.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        });
+        if closed {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    match use_case(result)? {
         Ok(n) => eprintln!("Exported {n} memories"),
         Err(code) => return Ok(code),
     }
@@ -1056,6 +1070,34 @@ fn persist_index(app: &App) {
 }
 
 /// Imports a JSONL file ("-": standard input), with a progress bar when stderr is a terminal.
+/// A file that is one JSON document (a LoCoMo conversation, say) rather than JSON Lines is
+/// refused with the command that imports it, instead of one error per line.
+fn refuse_json_document(path: &Path, f: &std::fs::File) -> Result<(), UseCaseError> {
+    use std::io::BufRead;
+    let mut first = String::new();
+    let mut reader = std::io::BufReader::new(f);
+    while first.trim().is_empty() {
+        first.clear();
+        match reader.read_line(&mut first) {
+            Ok(0) | Err(_) => return Ok(()),
+            Ok(_) => {}
+        }
+    }
+    let line = first.trim();
+    let document = line.starts_with('[')
+        || (line.starts_with('{') && serde_json::from_str::<serde_json::Value>(line).is_err());
+    if document {
+        return Err(UseCaseError::Invalid(format!(
+            "{} is one JSON document, not JSON Lines (one memory per line, as `mira export` writes): for a LoCoMo conversation run `mira import --format locomo {}`",
+            path.display(),
+            path.display()
+        )));
+    }
+    // The file is read again from its start.
+    std::io::Seek::rewind(&mut &*f)
+        .map_err(|e| UseCaseError::Invalid(format!("cannot read {}: {e}", path.display())))
+}
+
 fn import_file(app: &App, file: &Path) -> Result<usecases::transfer::ImportReport, UseCaseError> {
     use std::io::IsTerminal;
     let (input, len): (Box<dyn std::io::BufRead>, Option<u64>) = if file.as_os_str() == "-" {
@@ -1063,6 +1105,7 @@ fn import_file(app: &App, file: &Path) -> Result<usecases::transfer::ImportRepor
     } else {
         let f = std::fs::File::open(file)
             .map_err(|e| UseCaseError::Invalid(format!("cannot open {}: {e}", file.display())))?;
+        refuse_json_document(file, &f)?;
         let len = f.metadata().ok().map(|m| m.len());
         (Box::new(std::io::BufReader::new(f)), len)
     };

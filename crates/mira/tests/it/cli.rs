@@ -266,3 +266,41 @@ fn the_reference_invocations_work() {
         );
     }
 }
+
+#[test]
+fn import_refuses_one_json_document_and_export_ends_quietly_on_a_closed_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let conv = dir.path().join("conv.json");
+    std::fs::write(
+        &conv,
+        "{\n  \"speaker_a\": \"Caroline\",\n  \"conversation\": {}\n}\n",
+    )
+    .unwrap();
+    let out = mira(dir.path())
+        .args(["import", conv.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--format locomo") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    stdout(mira(dir.path()).args(["store", common::SEED, "--wing", "proj"]));
+    let mut cmd = crate::mcp_common::mira_command(dir.path(), &["export"]);
+    cmd.env("MIRA_STORAGE_PATH", dir.path());
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !err.contains("error"),
+        "{:?} {err}",
+        out.status
+    );
+}

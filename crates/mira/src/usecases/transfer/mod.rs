@@ -292,8 +292,18 @@ pub fn render_report(r: &ImportReport) -> String {
         );
     }
     let _ = writeln!(out, "Errors: {}", r.errors.len());
-    for e in &r.errors {
+    for e in r.errors.iter().take(REPORTED_ERRORS) {
         let _ = writeln!(out, "  {}: {}", e.at, e.message);
+    }
+    if r.errors.len() > REPORTED_ERRORS {
+        let _ = writeln!(
+            out,
+            "  … and {} more (--json lists them all)",
+            r.errors.len() - REPORTED_ERRORS
+        );
     }
     out
 }
+
+/// Errors listed one by one in the text report.
+const REPORTED_ERRORS: usize = 20;
