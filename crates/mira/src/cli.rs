@@ -692,6 +692,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 write_stdout(&format!("{}\n", outcome.text));
             }
+            if outcome.items.is_empty() && req.wing.is_some() && outcome.candidates == 0 {
+                let wings = app.store.wings()?;
+                eprintln!(
+                    "note: nothing in that wing. {}",
+                    usecases::validate::wings_hint(&wings)
+                );
+            }
         }
         Command::Eval {
             bench:

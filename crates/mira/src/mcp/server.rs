@@ -197,21 +197,7 @@ impl MiraServer {
     /// "Existing wings: …" for error messages.
     async fn wing_hint(&self) -> String {
         match self.run(false, |app| Ok(app.store.wings()?)).await {
-            Ok(w) if w.is_empty() => {
-                "No wing exists yet: choose a short project name such as 'my-project'.".into()
-            }
-            Ok(w) => {
-                let shown: Vec<&str> = w.iter().take(30).map(String::as_str).collect();
-                let more = if w.len() > shown.len() {
-                    format!(" (and {} more)", w.len() - shown.len())
-                } else {
-                    String::new()
-                };
-                format!(
-                    "Existing wings: {}{more}; or choose a new short name such as 'my-project'.",
-                    shown.join(", ")
-                )
-            }
+            Ok(w) => validate::wings_hint(&w),
             Err(_) => "mira_status lists the existing wings.".into(),
         }
     }

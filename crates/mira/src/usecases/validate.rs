@@ -56,6 +56,23 @@ pub fn name(what: &str, value: &str) -> UseCaseResult<()> {
     }
 }
 
+/// "Existing wings: …" (at most 30 named) for messages about a wing, from the store's wings.
+pub fn wings_hint(wings: &[String]) -> String {
+    if wings.is_empty() {
+        return "No wing exists yet: choose a short project name such as 'my-project'.".into();
+    }
+    let shown: Vec<&str> = wings.iter().take(30).map(String::as_str).collect();
+    let more = if wings.len() > shown.len() {
+        format!(" (and {} more)", wings.len() - shown.len())
+    } else {
+        String::new()
+    };
+    format!(
+        "Existing wings: {}{more}; or choose a new short name such as 'my-project'.",
+        shown.join(", ")
+    )
+}
+
 /// Parses a memory type name; the error lists the valid ones.
 pub fn memory_type(value: &str) -> UseCaseResult<MemoryType> {
     value

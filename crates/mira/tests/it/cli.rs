@@ -304,3 +304,21 @@ fn import_refuses_one_json_document_and_export_ends_quietly_on_a_closed_pipe() {
         out.status
     );
 }
+
+#[test]
+fn recall_of_an_empty_wing_names_the_wings_that_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    stdout(mira(dir.path()).args(["store", common::SEED, "--wing", "proj"]));
+    let out = mira(dir.path())
+        .args(["recall", "PostgreSQL", "--wing", "nowhere"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Existing wings: proj"), "{err}");
+    let block = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        block.starts_with("=== MIRA CONTEXT · 0 memories"),
+        "{block}"
+    );
+}
