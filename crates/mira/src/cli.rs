@@ -114,6 +114,12 @@ pub enum Command {
         /// Pin it: shown in every recall of its wing, before anything else.
         #[arg(long)]
         pinned: bool,
+        /// When it happened, RFC 3339 (e.g. 2024-03-01T12:00:00Z); default now.
+        #[arg(long, value_name = "TIME")]
+        created_at: Option<String>,
+        /// The conversation or session it comes from; default this command's own.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -633,8 +639,15 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             memory_type,
             supersedes,
             pinned,
+            created_at,
+            session,
             json,
         } => {
+            let when = created_at.as_deref().map(usecases::validate::created_at);
+            let created_at = match use_case(when.transpose())? {
+                Ok(t) => t,
+                Err(code) => return Ok(code),
+            };
             let content = match (text, file) {
                 (Some(t), _) => t.clone(),
                 (None, Some(f)) => read_text(f)?,
@@ -648,7 +661,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 memory_type: memory_type.clone(),
                 supersedes: supersedes.clone(),
                 pinned: *pinned,
-                ..StoreRequest::default()
+                created_at,
+                session_id: session.clone(),
             };
             let outcome = match use_case(usecases::store::store(&app, req))? {
                 Ok(o) => o,

@@ -40,7 +40,7 @@ pub struct StoreArgs {
     #[schemars(schema_with = "memory_type_schema")]
     pub memory_type: Option<String>,
     /// Id of an earlier memory this one replaces (as printed by mira_recall or mira_timeline,
-    /// e.g. "T0:3f2c…"). The older memory is marked superseded: still loadable, no longer
+    /// e.g. "3f2c0d1e"). The older memory is marked superseded: still loadable, no longer
     /// preferred by recall. Newer memories that say they update or contradict an older one are
     /// detected without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -50,6 +50,16 @@ pub struct StoreArgs {
     /// as "never deploy on Fridays"). Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pinned: Option<bool>,
+    /// When it happened, RFC 3339 (e.g. "2024-03-01T12:00:00Z"). Default: now. For history
+    /// imported from elsewhere: recall shows this date and time order follows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub created_at: Option<String>,
+    /// The conversation or session it comes from (1-200 characters); memories of one session
+    /// are neighbours for recall. Default: this server's session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub session_id: Option<String>,
     /// Accepted for compatibility with MIRA's clients and ignored: mira does not store
     /// per-memory metrics. Do not send it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -113,6 +113,7 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
     if let Some(room) = &req.room {
         validate::name("room", room)?;
     }
+    validate::when_and_session(req.created_at, req.session_id.as_deref())?;
     let memory_type = match req.memory_type.as_deref().filter(|t| !t.trim().is_empty()) {
         Some(t) => validate::memory_type(t)?,
         None => classify::classify(&content),

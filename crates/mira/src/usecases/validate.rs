@@ -56,6 +56,41 @@ pub fn name(what: &str, value: &str) -> UseCaseResult<()> {
     }
 }
 
+/// Parses when a memory happened: RFC 3339 (`2024-03-01T12:00:00Z`, `2024-03-01T13:00:00+01:00`).
+pub fn created_at(value: &str) -> UseCaseResult<chrono::DateTime<chrono::Utc>> {
+    chrono::DateTime::parse_from_rfc3339(value.trim())
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .map_err(|e| {
+            UseCaseError::Invalid(format!(
+                "created_at '{value}' is not an RFC 3339 time ({e}): write it like 2024-03-01T12:00:00Z"
+            ))
+        })
+}
+
+/// Checks a memory's time and session: not more than a day in the future; a session id of
+/// 1-200 characters without control characters.
+pub fn when_and_session(
+    created_at: Option<chrono::DateTime<chrono::Utc>>,
+    session_id: Option<&str>,
+) -> UseCaseResult<()> {
+    if let Some(t) = created_at {
+        if t > chrono::Utc::now() + chrono::Duration::days(1) {
+            return Err(UseCaseError::Invalid(format!(
+                "created_at {t} is in the future: give when it happened (default: now)"
+            )));
+        }
+    }
+    if let Some(s) = session_id {
+        let n = s.chars().count();
+        if n == 0 || n > 200 || s.chars().any(char::is_control) {
+            return Err(UseCaseError::Invalid(
+                "session_id must be 1-200 characters without control characters".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// "Existing wings: …" (at most 30 named) for messages about a wing, from the store's wings.
 pub fn wings_hint(wings: &[String]) -> String {
     if wings.is_empty() {

@@ -623,3 +623,53 @@ fn startup_timings() {
         median_ms(recall)
     );
 }
+
+#[test]
+fn history_keeps_its_dates_and_sessions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = StdioClient::spawn(dir.path(), &["serve"]);
+    c.initialize();
+    let a = c.call_tool(
+        "mira_store",
+        json!({"content": "We picked Rust for the ingest service.", "wing": "hist",
+               "created_at": "2024-03-01T12:00:00+01:00", "session_id": "kickoff"}),
+    );
+    let id = stored_id(&a);
+    let l = c.call_tool("mira_load", json!({"id": &id[..8]}));
+    assert!(text(&l).contains("Date: 2024-03-01T11:00:00Z"), "{l}");
+    let r = c.call_tool(
+        "mira_recall",
+        json!({"query": "ingest service language", "wing": "hist"}),
+    );
+    assert!(
+        text(&r).contains(&format!("[{}] 1 March 2024", &id[..8])),
+        "{r}"
+    );
+    let e = c.call_tool(
+        "mira_store",
+        json!({"content": "x y z", "wing": "hist", "created_at": "yesterday"}),
+    );
+    assert_tool_error(
+        &e,
+        &[
+            "created_at 'yesterday' is not an RFC 3339 time",
+            "2024-03-01T12:00:00Z",
+        ],
+    );
+    let e = c.call_tool(
+        "mira_store",
+        json!({"content": "x y z", "wing": "hist", "created_at": "2999-01-01T00:00:00Z"}),
+    );
+    assert_tool_error(&e, &["is in the future"]);
+    let e = c.call_tool(
+        "mira_store",
+        json!({"content": "x y z", "wing": "hist", "session_id": "a\u{7}b"}),
+    );
+    assert_tool_error(&e, &["session_id must be 1-200 characters"]);
+    drop(c);
+    let cli = crate::common::mira(&dir.path().join("store"))
+        .args(["store", "x", "--wing", "hist", "--created-at", "soon"])
+        .output()
+        .unwrap();
+    assert_eq!(cli.status.code(), Some(2));
+}
