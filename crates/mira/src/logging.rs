@@ -2,7 +2,8 @@
 
 use tracing_subscriber::EnvFilter;
 
-/// Installs the stderr logger. The filter comes from `--log`, else `MIRA_LOG`, else `warn`.
+/// Installs the stderr logger (colours only on a terminal). The filter comes from `--log`, else
+/// `MIRA_LOG`, else `warn`.
 pub fn init(flag: Option<&str>) {
     let spec = flag
         .map(str::to_owned)
@@ -15,6 +16,7 @@ pub fn init(flag: Option<&str>) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .try_init();
 }

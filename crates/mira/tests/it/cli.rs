@@ -322,3 +322,19 @@ fn recall_of_an_empty_wing_names_the_wings_that_exist() {
         "{block}"
     );
 }
+
+#[test]
+fn logs_have_no_colour_codes_off_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.yaml");
+    // A retired key is accepted with a warning: something is logged.
+    std::fs::write(&config, "allocator:\n  recency_floor: 0.3\n").unwrap();
+    let out = mira(dir.path())
+        .args(["--config", config.to_str().unwrap(), "status"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("recency_floor"), "a warning is logged: {err}");
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+}
