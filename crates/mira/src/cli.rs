@@ -591,6 +591,11 @@ fn use_case<T>(r: Result<T, UseCaseError>) -> Result<Result<T, ExitCode>> {
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let Some(command) = &cli.command else {
+        if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            eprintln!(
+                "mira: serving MCP over stdio, waiting for a client on standard input (Ctrl-D ends; `mira --help` lists the commands)"
+            );
+        }
         return serve(&cli, None, false, None);
     };
     match command {

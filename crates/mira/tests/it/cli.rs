@@ -338,3 +338,34 @@ fn logs_have_no_colour_codes_off_a_terminal() {
     assert!(err.contains("recency_floor"), "a warning is logged: {err}");
     assert!(!err.contains('\u{1b}'), "{err:?}");
 }
+
+#[test]
+fn bare_mira_on_a_terminal_says_what_it_waits_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let mira_bin = env!("CARGO_BIN_EXE_mira");
+    // util-linux `script` gives mira a terminal; its stdin is empty, so mira ends at once.
+    let out = std::process::Command::new("script")
+        .args(["-qec", &format!("{mira_bin}"), "/dev/null"])
+        .env("MIRA_STORAGE_PATH", dir.path())
+        .env("MIRA_METRICS_ENABLED", "false")
+        .env("HOME", dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("util-linux script (the machine image has it)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("waiting for a client on standard input"),
+        "{text}"
+    );
+    // Off a terminal (an MCP client), nothing but MCP is said.
+    let piped = std::process::Command::new(mira_bin)
+        .env("MIRA_STORAGE_PATH", dir.path())
+        .env("MIRA_METRICS_ENABLED", "false")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        piped.stderr.is_empty() && piped.stdout.is_empty(),
+        "{piped:?}"
+    );
+}
