@@ -345,7 +345,7 @@ fn bare_mira_on_a_terminal_says_what_it_waits_for() {
     let mira_bin = env!("CARGO_BIN_EXE_mira");
     // util-linux `script` gives mira a terminal; its stdin is empty, so mira ends at once.
     let out = std::process::Command::new("script")
-        .args(["-qec", &format!("{mira_bin}"), "/dev/null"])
+        .args(["-qec", mira_bin, "/dev/null"])
         .env("MIRA_STORAGE_PATH", dir.path())
         .env("MIRA_METRICS_ENABLED", "false")
         .env("HOME", dir.path())
