@@ -22,6 +22,7 @@ pub mod fusion;
 pub mod lexical;
 pub mod rank;
 pub mod render;
+pub mod retract;
 pub mod sanitize;
 pub mod slots;
 

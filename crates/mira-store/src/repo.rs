@@ -53,6 +53,9 @@ pub struct NewMemory {
     pub edges: Vec<NewEdge>,
     /// Earlier memories this one supersedes (they get `superseded_by` = this id).
     pub supersedes: Vec<MemoryId>,
+    /// Earlier memories this one retracts ("please forget …"): archived in the same
+    /// transaction, restorable.
+    pub retracts: Vec<MemoryId>,
     /// Token cost of each render mode's section ([`mira_core::render::mode_costs`]).
     pub costs: ModeCosts,
     /// Shown in every recall of its wing, before anything else.
@@ -532,6 +535,12 @@ fn insert_one(tx: &Connection, new: &NewMemory) -> Result<i64> {
         tx.prepare_cached("UPDATE verbatims SET superseded_by = ?1 WHERE id = ?2 AND id <> ?1")?;
     for old in &new.supersedes {
         sup.execute(params![id, old.to_string()])?;
+    }
+    let mut retract = tx.prepare_cached(
+        "UPDATE verbatims SET archived_at = ?1 WHERE id = ?2 AND id <> ?3 AND archived_at IS NULL",
+    )?;
+    for old in &new.retracts {
+        retract.execute(params![new.stored_at, old.to_string(), id])?;
     }
     Ok(seq)
 }

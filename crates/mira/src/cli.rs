@@ -336,6 +336,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Bring archived or retracted memories back into recall (as `mira archive --restore`).
+    Restore {
+        /// Their ids (short ids, longer prefixes or UUIDs).
+        #[arg(required = true)]
+        ids: Vec<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// SOUL, the identity extension: who the agent is (works whether or not soul.enabled).
     Soul {
         /// The agent whose identity this is.
@@ -841,6 +850,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Timeline { .. }
         | Command::Causal { .. }
         | Command::Archive { .. }
+        | Command::Restore { .. }
         | Command::Clear { .. }
         | Command::Forget { .. }
         | Command::Pin { .. }
@@ -948,6 +958,11 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
         }
         Command::Archive { restore, json, .. } if !restore.is_empty() => emit(
             archive::unarchive(&app, restore),
+            *json,
+            archive::render_unarchive_text,
+        ),
+        Command::Restore { ids, json } => emit(
+            archive::unarchive(&app, ids),
             *json,
             archive::render_unarchive_text,
         ),

@@ -33,6 +33,7 @@ fn memory(content: &str, wing: &str) -> NewMemory {
         }],
         edges: vec![],
         supersedes: vec![],
+        retracts: vec![],
         costs: Default::default(),
         pinned: false,
     }

@@ -8,8 +8,8 @@ use anyhow::Context;
 use chrono::{DateTime, Utc};
 use mira_core::causal::{self, CausalCandidate, CausalParams};
 use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
-use mira_core::{classify, fingerprint, render, slots, tags, tokens};
-use mira_store::index::unit_cosine;
+use mira_core::{classify, fingerprint, lexical, render, retract, slots, tags, tokens};
+use mira_store::index::{unit_cosine, SearchFilter};
 use mira_store::{NewEdge, NewMemory, NewTag};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -70,6 +70,8 @@ pub struct StoreOutcome {
     pub links: Vec<LinkOutcome>,
     /// Earlier memories this one supersedes.
     pub superseded: Vec<MemoryId>,
+    /// Earlier memories it asked to forget ("please forget …"): archived, restorable.
+    pub retracted: Vec<MemoryId>,
     /// Secrets replaced by `[REDACTED:<kind>]` before storing (`storage.redact_secrets`).
     pub redacted: u32,
 }
@@ -220,6 +222,40 @@ fn relate(
     Ok((with_slot_updates(app, &p.memory, links)?, near))
 }
 
+/// Below this similarity to the request, a memory naming none of its words is not retracted.
+const RETRACT_SIMILARITY: f32 = 0.6;
+/// Below this similarity, not even a memory sharing a word with the request is retracted.
+const RETRACT_MIN_SIMILARITY: f32 = 0.2;
+
+/// The memory a retraction request in `m` names ([`retract::retraction_terms`]): the most
+/// similar current memory of the wing among the first five that shares one of its words (or
+/// is very similar); none when nothing fits.
+fn retraction_targets(app: &App, m: &Memory, embedding: &[f32]) -> UseCaseResult<Vec<MemoryId>> {
+    let terms: Vec<String> = retract::retraction_terms(&m.content)
+        .iter()
+        .flat_map(|t| lexical::terms(t))
+        .collect();
+    if terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    app.sync_index();
+    let hits = app.index.search(embedding, 5, &SearchFilter::wing(&m.wing));
+    let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).collect();
+    let memories = app.store.memories(&ids)?;
+    let named = hits.iter().find(|h| {
+        memories.get(&h.id).is_some_and(|old| {
+            let shares = lexical::terms(&old.content)
+                .iter()
+                .any(|w| terms.contains(w));
+            !old.archived
+                && old.superseded_by.is_none()
+                && ((shares && h.similarity >= RETRACT_MIN_SIMILARITY)
+                    || h.similarity >= RETRACT_SIMILARITY)
+        })
+    });
+    Ok(named.map(|h| vec![h.id]).unwrap_or_default())
+}
+
 /// Confidence of an update found by slots (the same subject and attribute, another value).
 const SLOT_UPDATE_CONFIDENCE: f32 = 0.9;
 
@@ -282,6 +318,7 @@ fn new_memory(
     }
     superseded.sort();
     superseded.dedup();
+    let retracted = retraction_targets(app, &p.memory, &embedding)?;
     let mut metadata = serde_json::Map::new();
     if let Some(n) = near {
         metadata.insert("near_duplicate_of".into(), n.to_string().into());
@@ -297,6 +334,7 @@ fn new_memory(
         near_duplicate_of: near,
         links: links.clone(),
         superseded: superseded.clone(),
+        retracted: retracted.clone(),
         redacted: p.redacted,
     };
     let new = NewMemory {
@@ -315,6 +353,7 @@ fn new_memory(
             })
             .collect(),
         supersedes: superseded,
+        retracts: retracted,
         embedding,
         costs: render::mode_costs(&p.memory),
         pinned: p.pinned,
@@ -346,6 +385,7 @@ fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
         near_duplicate_of: None,
         links: vec![],
         superseded: vec![],
+        retracted: vec![],
         redacted: p.redacted,
     }))
 }
@@ -505,6 +545,13 @@ pub fn render_text(o: &StoreOutcome) -> String {
     }
     for s in &o.superseded {
         let _ = writeln!(out, "Supersedes: T0:{s}");
+    }
+    for r in &o.retracted {
+        let _ = writeln!(
+            out,
+            "Retracted: T0:{r} (archived: hidden from recall; `mira restore {}` brings it back)",
+            render::short_id(*r)
+        );
     }
     if o.redacted > 0 {
         let _ = writeln!(

@@ -176,3 +176,51 @@ fn updates_in_everyday_wording_supersede_and_lookalikes_do_not() {
     );
     assert!(recall >= 0.9, "missed:\n{}", missed.join("\n"));
 }
+
+#[test]
+fn a_request_to_forget_retracts_and_restore_brings_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = StdioClient::spawn(dir.path(), &["serve"]);
+    c.initialize();
+    let budget = stored(&mut c, "The Q3 marketing budget is $50,000.", "plans")["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    stored(
+        &mut c,
+        "The launch party is on Friday at the office.",
+        "plans",
+    );
+    let ask = c.call_tool(
+        "mira_store",
+        json!({"content": "Please disregard what I said about the marketing budget.", "wing": "plans"}),
+    );
+    assert_eq!(
+        ask["structuredContent"]["retracted"],
+        json!([budget]),
+        "{ask}"
+    );
+    assert!(
+        crate::mcp_common::text(&ask).contains(&format!("mira restore {}", &budget[..8])),
+        "{ask}"
+    );
+    let r = c.call_tool(
+        "mira_recall",
+        json!({"query": "marketing budget", "wing": "plans"}),
+    );
+    assert!(!crate::mcp_common::text(&r).contains("$50,000"), "{r}");
+    let vague = stored(&mut c, "Forget it.", "plans");
+    assert_eq!(vague["retracted"], json!([]));
+    drop(c);
+    let out = crate::common::stdout(
+        crate::common::mira(&dir.path().join("store")).args(["restore", &budget[..8]]),
+    );
+    assert!(out.starts_with("Unarchived 1 memories"), "{out}");
+    let mut c = StdioClient::spawn(dir.path(), &["serve"]);
+    c.initialize();
+    let r = c.call_tool(
+        "mira_recall",
+        json!({"query": "marketing budget", "wing": "plans"}),
+    );
+    assert!(crate::mcp_common::text(&r).contains("$50,000"), "{r}");
+}
