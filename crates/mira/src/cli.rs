@@ -539,6 +539,21 @@ fn serve(
     Ok(ExitCode::SUCCESS)
 }
 
+/// The configuration and the real model for `mira eval` and `mira bench`, with `--budget`
+/// checked.
+fn measuring(cli: &Cli, budget: u32) -> Result<(Config, std::sync::Arc<dyn mira_embed::Embedder>)> {
+    let (config, _) = Config::load(cli.config.as_deref())?;
+    if !(1..=usecases::recall::MAX_BUDGET).contains(&budget) {
+        anyhow::bail!(
+            "--budget must be between 1 and {}",
+            usecases::recall::MAX_BUDGET
+        );
+    }
+    let dir = mira_embed::resolve_model_dir(config.embeddings.model_dir.as_deref());
+    let model = std::sync::Arc::new(mira_embed::MiniLm::load(&dir)?);
+    Ok((config, model))
+}
+
 fn open(cli: &Cli) -> Result<App> {
     let (config, source) = Config::load(cli.config.as_deref())?;
     App::open(config, source)
@@ -741,16 +756,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     json,
                 },
         } => {
-            let (config, _) = Config::load(cli.config.as_deref())?;
-            if !(1..=usecases::recall::MAX_BUDGET).contains(budget) {
-                anyhow::bail!(
-                    "--budget must be between 1 and {}",
-                    usecases::recall::MAX_BUDGET
-                );
-            }
-            let dir = mira_embed::resolve_model_dir(config.embeddings.model_dir.as_deref());
-            let model: std::sync::Arc<dyn mira_embed::Embedder> =
-                std::sync::Arc::new(mira_embed::MiniLm::load(&dir)?);
+            let (config, model) = measuring(&cli, *budget)?;
             let cache_path = (!*no_embedding_cache)
                 .then(|| crate::eval::EmbeddingCache::default_path(model.model_name()))
                 .flatten();
@@ -780,22 +786,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             cache_dir,
             json,
         } => {
-            let (config, _) = Config::load(cli.config.as_deref())?;
-            if !(1..=usecases::recall::MAX_BUDGET).contains(budget) {
-                anyhow::bail!(
-                    "--budget must be between 1 and {}",
-                    usecases::recall::MAX_BUDGET
-                );
-            }
+            let (config, model) = measuring(&cli, *budget)?;
             let cache_dir = match cache_dir {
                 Some(d) => d.clone(),
                 None => std::env::var_os("HOME")
                     .map(|h| PathBuf::from(h).join(".cache/mira/bench"))
                     .ok_or_else(|| anyhow::anyhow!("HOME is not set: give --cache-dir DIR"))?,
             };
-            let dir = mira_embed::resolve_model_dir(config.embeddings.model_dir.as_deref());
-            let model: std::sync::Arc<dyn mira_embed::Embedder> =
-                std::sync::Arc::new(mira_embed::MiniLm::load(&dir)?);
             let opts = crate::bench::BenchOptions {
                 sizes: sizes.clone(),
                 data: data.clone(),
