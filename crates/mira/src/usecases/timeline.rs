@@ -99,16 +99,15 @@ fn present(s: &Option<String>) -> Option<&str> {
     s.as_deref().map(str::trim).filter(|s| !s.is_empty())
 }
 
-/// A one-line summary of a memory: its first subject, else its decision, else the first
-/// ~80 characters of its content (whitespace collapsed).
+/// A one-line summary of a memory: its decision when one was extracted, else the first ~80
+/// characters of its content (whitespace collapsed). (Subjects alone, such as "Note" or "Go",
+/// said too little.)
 pub fn summary(m: &Memory) -> String {
-    let fp = &m.fingerprint;
-    let raw = fp
-        .subjects
-        .iter()
-        .map(String::as_str)
-        .chain(fp.decision.as_deref())
-        .find(|s| !s.trim().is_empty())
+    let raw = m
+        .fingerprint
+        .decision
+        .as_deref()
+        .filter(|d| !d.trim().is_empty())
         .unwrap_or(&m.content);
     let line = raw.split_whitespace().collect::<Vec<_>>().join(" ");
     let short = mira_core::text::truncate_words(&line, SUMMARY_CHARS);

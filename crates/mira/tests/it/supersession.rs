@@ -215,7 +215,12 @@ fn a_request_to_forget_retracts_and_restore_brings_it_back() {
     let out = crate::common::stdout(
         crate::common::mira(&dir.path().join("store")).args(["restore", &budget[..8]]),
     );
-    assert!(out.starts_with("Unarchived 1 memories"), "{out}");
+    // Summaries are the memory's first words.
+    assert!(
+        out.starts_with("Unarchived 1 memories")
+            && out.contains("The Q3 marketing budget is $50,000."),
+        "{out}"
+    );
     let mut c = StdioClient::spawn(dir.path(), &["serve"]);
     c.initialize();
     let r = c.call_tool(
