@@ -218,7 +218,7 @@ fn a_request_to_forget_retracts_and_restore_brings_it_back() {
     // Summaries are the memory's first words.
     assert!(
         out.starts_with("Unarchived 1 memories")
-            && out.contains("The Q3 marketing budget is $50,000."),
+            && out.contains("The Q3 marketing budget is $50,000"),
         "{out}"
     );
     let mut c = StdioClient::spawn(dir.path(), &["serve"]);
