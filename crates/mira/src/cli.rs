@@ -650,10 +650,14 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Status { json } => {
             let app = open(&cli)?;
-            let status = match use_case(usecases::status::status(&app))? {
+            // The index as it will serve (loaded from its files, or built), not mid-load; and
+            // no uptime: there is no server.
+            app.index.wait_idle(std::time::Duration::from_secs(30));
+            let mut status = match use_case(usecases::status::status(&app))? {
                 Ok(s) => s,
                 Err(code) => return Ok(code),
             };
+            status.uptime_secs = None;
             if *json {
                 print_json(&status)?;
             } else {

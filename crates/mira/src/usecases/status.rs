@@ -26,8 +26,10 @@ pub struct Status {
     pub model_dir: String,
     /// Whether the model files are present.
     pub model_present: bool,
-    /// Seconds since start.
-    pub uptime_secs: u64,
+    /// Seconds since the server started (`None` from the command line, where there is no
+    /// server).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uptime_secs: Option<u64>,
     /// The vector index.
     pub index: IndexStatus,
     /// All memories.
@@ -84,7 +86,7 @@ pub fn status(app: &App) -> UseCaseResult<Status> {
         model: app.config.embeddings.current_model.clone(),
         model_present: model_dir.join("model.safetensors").is_file(),
         model_dir: model_dir.display().to_string(),
-        uptime_secs: app.started.elapsed().as_secs(),
+        uptime_secs: Some(app.started.elapsed().as_secs()),
         index: {
             let st = app.index.state();
             IndexStatus {
@@ -132,7 +134,9 @@ pub fn render_text(s: &Status) -> String {
             "missing: run scripts/fetch-model.sh"
         }
     );
-    let _ = writeln!(out, "Uptime: {}s", s.uptime_secs);
+    if let Some(u) = s.uptime_secs {
+        let _ = writeln!(out, "Uptime: {u}s");
+    }
     let i = &s.index;
     let _ = writeln!(
         out,
