@@ -224,6 +224,7 @@ fn a_project_store_is_kept_out_of_git() {
         text.contains(".mira"),
         "status names the store in use:\n{text}"
     );
+    assert!(!text.contains("Uptime"), "no server, no uptime:\n{text}");
     let ignore = std::fs::read_to_string(repo.join(".mira/.gitignore")).unwrap();
     assert!(ignore.lines().any(|l| l.trim() == "*"), "{ignore}");
 }
