@@ -210,17 +210,35 @@ pub fn slots(content: &str) -> Vec<Slot> {
 /// names only what it replaces (a switch without a purpose) matches any subject holding that
 /// value for the attribute.
 pub fn supersedes(new: &[Slot], old: &[Slot]) -> bool {
-    new.iter().any(|n| {
-        old.iter().any(|o| {
-            if o.negated || o.attribute != n.attribute {
-                return false;
-            }
-            let named = n.replaces.as_deref() == Some(o.value.as_str())
-                || (n.negated && n.value == o.value);
-            let same_subject = n.subject == o.subject;
-            (same_subject && (named || (!n.negated && n.value != o.value)))
-                || (named && n.attribute == "tool")
-        })
+    replaced(new, old).is_some()
+}
+
+/// The first pair (new slot, old slot) by which `new` supersedes `old` ([`supersedes`]).
+pub fn replaced<'a>(new: &'a [Slot], old: &'a [Slot]) -> Option<(&'a Slot, &'a Slot)> {
+    new.iter()
+        .find_map(|n| old.iter().find(|o| replaces(n, o)).map(|o| (n, o)))
+}
+
+fn replaces(n: &Slot, o: &Slot) -> bool {
+    if o.negated || o.attribute != n.attribute {
+        return false;
+    }
+    let named =
+        n.replaces.as_deref() == Some(o.value.as_str()) || (n.negated && n.value == o.value);
+    let same_subject = n.subject == o.subject;
+    (same_subject && (named || (!n.negated && n.value != o.value)))
+        || (named && n.attribute == "tool")
+}
+
+/// How `new` replaced `old`, in words ("location of i: paris → berlin"), when slots did.
+pub fn explain(new: &[Slot], old: &[Slot]) -> Option<String> {
+    replaced(new, old).map(|(n, o)| {
+        let to = if n.negated {
+            "no longer".to_string()
+        } else {
+            n.value.clone()
+        };
+        format!("{} of {}: {} → {to}", o.attribute, o.subject, o.value)
     })
 }
 

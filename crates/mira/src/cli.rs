@@ -833,7 +833,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             if *json {
                 print_json(&usecases::load::to_json(&loaded))?;
             } else {
-                write_stdout(&usecases::load::render_text(&loaded));
+                let slot = usecases::load::replaced_slot(&app, &loaded)?;
+                write_stdout(&usecases::load::render_text(&loaded, slot.as_deref()));
             }
         }
         Command::Export {

@@ -353,8 +353,17 @@ impl MiraServer {
                 "mira_load needs `id`: a memory id exactly as printed by mira_recall or mira_timeline (T0:<uuid>).",
             ));
         };
-        let loaded = self.run(false, move |app| load::load(app, &id)).await?;
-        Ok(success(load::render_text(&loaded), load::to_json(&loaded)))
+        let (loaded, slot) = self
+            .run(false, move |app| {
+                let loaded = load::load(app, &id)?;
+                let slot = load::replaced_slot(app, &loaded)?;
+                Ok((loaded, slot))
+            })
+            .await?;
+        Ok(success(
+            load::render_text(&loaded, slot.as_deref()),
+            load::to_json(&loaded),
+        ))
     }
 
     #[tool(

@@ -2,7 +2,7 @@
 
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
-use mira_core::render;
+use mira_core::{render, slots};
 use mira_store::LoadedMemory;
 use std::fmt::Write;
 
@@ -16,8 +16,24 @@ pub fn load(app: &App, raw_id: &str) -> UseCaseResult<LoadedMemory> {
     })
 }
 
-/// The text form: a header line, the verbatim content, then fingerprint, tags and links.
-pub fn render_text(m: &LoadedMemory) -> String {
+/// For a superseded memory, the slot by which its successor replaced it ("location of i:
+/// paris → berlin"), when slots did ([`mira_core::slots`]).
+pub fn replaced_slot(app: &App, m: &LoadedMemory) -> UseCaseResult<Option<String>> {
+    let Some(next) = m.memory.superseded_by else {
+        return Ok(None);
+    };
+    let Some(successor) = app.store.memories(&[next])?.remove(&next) else {
+        return Ok(None);
+    };
+    Ok(slots::explain(
+        &slots::slots(&successor.content),
+        &slots::slots(&m.memory.content),
+    ))
+}
+
+/// The text form: a header line, the verbatim content, then fingerprint, tags and links
+/// (`replaced`: the slot of [`replaced_slot`]).
+pub fn render_text(m: &LoadedMemory, replaced: Option<&str>) -> String {
     let mem = &m.memory;
     let mut out = format!(
         "[ID: {} | Wing: {} | Room: {} | Type: {} | Date: {}]\n\n{}\n",
@@ -52,7 +68,14 @@ pub fn render_text(m: &LoadedMemory) -> String {
         out.push_str("Archived: yes\n");
     }
     if let Some(s) = mem.superseded_by {
-        let _ = writeln!(out, "Superseded by: T0:{s}");
+        match replaced {
+            Some(slot) => {
+                let _ = writeln!(out, "Superseded by: T0:{s} ({slot})");
+            }
+            None => {
+                let _ = writeln!(out, "Superseded by: T0:{s}");
+            }
+        }
     }
     out
 }

@@ -65,6 +65,27 @@ const UPDATES: &[(&str, &str, &str)] = &[
     ("The build size limit is 200MB.", "The build size limit increased to 300MB.", "what is the build size limit?"),
     ("The free plan limit is 3 projects.", "The free plan limit is 5 projects.", "what is the free plan limit?"),
     ("Bob lives in Rome.", "Bob no longer lives in Rome, he moved to Milan.", "where does Bob live?"),
+    // Another value and nothing else.
+    ("Alice lives in Paris.", "Alice lives in Rome.", "where does Alice live?"),
+    ("I work at Acme.", "I work at Umbrella.", "where do I work?"),
+    ("We use Postgres for the user store.", "We use CockroachDB for the user store.", "which database holds users?"),
+    ("The retro is on Monday.", "The retro is on Wednesday.", "when is the retro?"),
+    ("My favourite drink is coffee.", "My favourite drink is green tea.", "what is my favourite drink?"),
+    ("The API port is 8080.", "The API port is 9090.", "which port does the API use?"),
+    ("Priya owns the mobile app.", "Omar owns the mobile app.", "who owns the mobile app?"),
+    ("My email is li@corp.example.", "My email is li@home.example.", "what is my email?"),
+    ("Sam lives in Oslo.", "Sam is based in Bergen.", "where is Sam?"),
+    ("The launch is on May 2.", "The launch is on May 9.", "when is the launch?"),
+    ("The monthly quota is 1000 calls.", "The monthly quota is 2500 calls.", "what is the monthly quota?"),
+    ("We use Yarn for packages.", "We use Bun for packages.", "what do we use for packages?"),
+    ("Dave leads the QA team.", "Eve leads the QA team.", "who leads the QA team?"),
+    ("Nina works for Stark.", "Nina works for Wayne.", "who does Nina work for?"),
+    ("We use Zoom for meetings.", "We use Meet for meetings.", "what do we use for meetings?"),
+    ("The planning call is on Tuesday.", "The planning call is on Friday.", "when is the planning call?"),
+    ("The worker timeout is 45 seconds.", "The worker timeout is 90 seconds.", "what is the worker timeout?"),
+    ("My favourite city is Kyoto.", "My favourite city is Lisbon.", "what is my favourite city?"),
+    ("Raj heads the infra team.", "Mia heads the infra team.", "who heads the infra team?"),
+    ("Leo lives in Dublin.", "Leo lives in Cork.", "where does Leo live?"),
 ];
 
 /// (earlier, later): neither replaces the other.
@@ -142,6 +163,12 @@ fn updates_in_everyday_wording_supersede_and_lookalikes_do_not() {
             .iter()
             .filter_map(|i| i["id"].as_str())
             .collect();
+        if n == 0 {
+            // mira_load says which slot replaced it.
+            let l = c.call_tool("mira_load", json!({"id": old_id}));
+            let want = format!("Superseded by: T0:{new_id} (location of i: paris → berlin)");
+            assert!(crate::mcp_common::text(&l).contains(&want), "{l}");
+        }
         let pos = |id| ids.iter().position(|x| *x == id);
         assert!(
             pos(new_id) < pos(old_id).or(Some(usize::MAX)),
