@@ -56,11 +56,17 @@ pub fn reference_compatible(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsSt
             _ => out.push(arg),
         }
     }
-    let has_command = out.iter().skip(1).any(|a| {
-        a.to_str()
-            .is_some_and(|a| Cli::command().get_subcommands().any(|c| c.get_name() == a))
-    });
-    if with_soul && !has_command && !out.is_empty() {
+    // Without a subcommand, `--with-soul` means `serve --with-soul`.
+    let has_command = || {
+        let names: Vec<String> = Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        out.iter()
+            .skip(1)
+            .any(|a| a.to_str().is_some_and(|a| names.iter().any(|n| n == a)))
+    };
+    if with_soul && !out.is_empty() && !has_command() {
         out.insert(1, "serve".into());
     }
     out

@@ -184,21 +184,23 @@ fn missing_model_names_the_script() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
+/// Runs `cmd` with its stdout a pipe whose reader is gone before it writes.
+fn with_stdout_closed(cmd: &mut std::process::Command) -> std::process::Output {
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    child.wait_with_output().unwrap()
+}
+
 #[test]
 fn a_closed_stdout_ends_a_command_quietly() {
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = crate::mcp_common::mira_command(dir.path(), &["migrate"]);
     // Like `mira migrate | head -0`: the reader is gone before mira writes.
-    let child = cmd
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = {
-        let mut child = child;
-        drop(child.stdout.take());
-        child.wait_with_output().unwrap()
-    };
+    let out = with_stdout_closed(&mut cmd);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{:?} {stderr}", out.status);
     assert!(!stderr.contains("panicked"), "{stderr}");
@@ -291,13 +293,7 @@ fn import_refuses_one_json_document_and_export_ends_quietly_on_a_closed_pipe() {
     stdout(mira(dir.path()).args(["store", common::SEED, "--wing", "proj"]));
     let mut cmd = crate::mcp_common::mira_command(dir.path(), &["export"]);
     cmd.env("MIRA_STORAGE_PATH", dir.path());
-    let mut child = cmd
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
+    let out = with_stdout_closed(&mut cmd);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success() && !err.contains("error"),

@@ -3,7 +3,7 @@
 //! as a property over random stores.
 
 use crate::common::{hash_app, mira, stdout};
-use crate::mcp_common::{is_error, text, StdioClient};
+use crate::mcp_common::{is_error, recalled_ids, text, StdioClient};
 use mira::usecases::recall::{recall, RecallRequest};
 use mira::usecases::store::{store, StoreRequest};
 use mira::usecases::UseCaseError;
@@ -40,13 +40,6 @@ fn items(r: &Value) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-fn ids(r: &Value) -> Vec<String> {
-    items(r)
-        .iter()
-        .map(|i| i["id"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 const OPS: [&str; 3] = [
     "The build server runs Jenkins on port 8080.",
     "Alice prefers tabs over spaces in Go code.",
@@ -65,7 +58,7 @@ fn a_small_store_loses_nothing_and_full_texts_come_while_the_budget_is_free() {
         &mut c,
         json!({"query": "team conventions and schedule", "wing": "ops", "budget": 100000}),
     );
-    let got = ids(&r);
+    let got = recalled_ids(&r);
     assert_eq!(got.len(), 3, "{}", text(&r));
     for id in &stored {
         assert!(got.contains(id), "{id} missing:\n{}", text(&r));
@@ -209,8 +202,8 @@ fn relevance_decides_the_order_and_time_order_is_on_request() {
         .map(|i| i["created_at"].as_str().unwrap().to_owned())
         .collect();
     assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
-    let mut a = ids(&r);
-    let mut b = ids(&by_time);
+    let mut a = recalled_ids(&r);
+    let mut b = recalled_ids(&by_time);
     a.sort();
     b.sort();
     assert_eq!(a, b, "the same memories, in another order");
@@ -244,7 +237,7 @@ fn a_superseded_memory_comes_right_after_its_successor_and_says_so() {
         &mut c,
         json!({"query": "billing database", "wing": "billing"}),
     );
-    let got = ids(&r);
+    let got = recalled_ids(&r);
     let (pn, po) = (
         got.iter().position(|i| *i == new).unwrap(),
         got.iter().position(|i| *i == old).unwrap(),
@@ -285,13 +278,13 @@ fn pinned_memories_come_first_in_every_recall_of_their_wing() {
         &mut c,
         json!({"query": "database replica lag", "wing": "ops"}),
     );
-    assert_eq!(ids(&r)[0], rule, "{}", text(&r));
+    assert_eq!(recalled_ids(&r)[0], rule, "{}", text(&r));
     assert_eq!(items(&r)[0]["pinned"], true);
     let other = recall_mcp(
         &mut c,
         json!({"query": "database replica lag", "wing": "other"}),
     );
-    assert!(!ids(&other).contains(&rule));
+    assert!(!recalled_ids(&other).contains(&rule));
     drop(c);
     let out = stdout(mira(&dir.path().join("store")).args(["unpin", &rule[..8]]));
     assert!(out.contains("Unpinned"), "{out}");
@@ -300,7 +293,7 @@ fn pinned_memories_come_first_in_every_recall_of_their_wing() {
         &mut c,
         json!({"query": "database replica lag", "wing": "ops"}),
     );
-    assert_ne!(ids(&r).first(), Some(&rule), "{}", text(&r));
+    assert_ne!(recalled_ids(&r).first(), Some(&rule), "{}", text(&r));
 }
 
 #[test]

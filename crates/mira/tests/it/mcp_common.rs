@@ -98,6 +98,19 @@ pub fn is_error(result: &Value) -> bool {
 }
 
 /// The memory id from a store's text (`Stored: <id>`).
+/// The ids of a `mira_recall` result's items, in display order.
+pub fn recalled_ids(result: &Value) -> Vec<String> {
+    result["structuredContent"]["items"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i["id"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 pub fn stored_id(result: &Value) -> String {
     let t = text(result);
     t.lines()

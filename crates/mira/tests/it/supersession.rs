@@ -1,7 +1,7 @@
 //! Facts that change, through MCP: a table of update pairs (about half without cue words) and
 //! of pairs that must not supersede, stored in a wing of their own each, then recalled.
 
-use crate::mcp_common::{is_error, StdioClient};
+use crate::mcp_common::{is_error, recalled_ids, StdioClient};
 use serde_json::{json, Value};
 
 /// (earlier, later, a query about the slot).
@@ -157,12 +157,7 @@ fn updates_in_everyday_wording_supersede_and_lookalikes_do_not() {
             continue;
         }
         let r = c.call_tool("mira_recall", json!({"query": query, "wing": wing}));
-        let ids: Vec<&str> = r["structuredContent"]["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|i| i["id"].as_str())
-            .collect();
+        let ids = recalled_ids(&r);
         if n == 0 {
             // mira_load says which slot replaced it.
             let l = c.call_tool("mira_load", json!({"id": old_id}));
