@@ -3,7 +3,8 @@
 //! Section costs come from the catalog (computed when each memory was stored); only memories
 //! without valid stored costs (an older render format, or superseded since: their header names
 //! the successor) are read and measured here. Content and fingerprints are read for the
-//! selected memories alone, in one query.
+//! selected memories alone, in one query, and their sections printed at the cost the allocator
+//! paid for them: no tokenizer runs on this path but for the frame's few short lines.
 
 use super::{Candidate, Order, RecalledItem};
 use crate::App;
@@ -100,7 +101,8 @@ pub(super) fn build(
     let mut sections = Vec::with_capacity(chosen.len());
     let mut items = Vec::with_capacity(chosen.len());
     for (c, m, s) in chosen {
-        let (text, tokens) = render::section(s.mode, m);
+        // The allocator's cost: the section's token count, stored with the memory.
+        let (text, tokens) = (render::section_text(s.mode, m), s.cost);
         items.push(RecalledItem {
             id: m.id,
             short_id: render::short_id(m.id),
@@ -124,8 +126,8 @@ pub(super) fn build(
         });
     }
     let (mut text, mut used) = render::context_block(frame, &sections);
-    // Stored costs are exact unless a memory changed after they were computed: never answer
-    // with more than the budget.
+    // The allocator kept the sections within the budget less the frame's largest cost; this
+    // only guards that bound.
     while used > frame.budget && !sections.is_empty() {
         sections.pop();
         items.pop();
