@@ -254,4 +254,27 @@ mod tests {
         // A higher threshold from the config changes the verdict.
         assert!(!compare(&a, &b, 0.5, false).significant);
     }
+
+    #[test]
+    fn the_readme_worked_example() {
+        let mut a = Identity::neutral("a", "m", 0);
+        for key in ["voice.formality_level", "voice.humor_level"] {
+            a.evidence.insert(key.into(), 1.0);
+        }
+        let mut b = a.clone();
+        a.traits = vec![t("analytical", 0.8, 0.5), t("logical", 0.8, 0.5)];
+        (a.voice.formality_level, a.voice.humor_level) = (0.9, 0.1);
+        b.traits = vec![t("analytical", 0.8, 0.9), t("humorous", 0.7, 0.5)];
+        (b.voice.formality_level, b.voice.humor_level) = (0.2, 0.5);
+        let r = compare(&a, &b, 0.3, false);
+        let of = |d: Dimension| {
+            r.dimensions
+                .iter()
+                .find(|x| x.dimension == d)
+                .map(|x| x.distance)
+        };
+        assert!((of(Dimension::Traits).expect("traits") - (1.0 - 0.8 / 2.3)).abs() < 1e-9);
+        assert!((of(Dimension::Voice).expect("voice") - (1.25f64 / 8.0).sqrt()).abs() < 1e-9);
+        assert!((r.score - 0.652).abs() < 1e-3 && r.significant, "{r:#?}");
+    }
 }
