@@ -1195,9 +1195,6 @@ fn run_soul(cli: &Cli, agent: Option<&str>, json: bool, action: &SoulAction) -> 
         return Ok(ExitCode::from(2));
     };
     let app = open(cli)?;
-    if let Err(code) = use_case(soul::init(&app))? {
-        return Ok(code);
-    }
     fn json_arg<T: serde::de::DeserializeOwned>(what: &str, raw: &str) -> Result<T, UseCaseError> {
         serde_json::from_str(raw).map_err(|e| {
             UseCaseError::Invalid(format!(

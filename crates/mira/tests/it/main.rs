@@ -20,6 +20,7 @@ mod ops_http;
 mod recall_usecase;
 mod redaction;
 mod soul_mcp;
+mod soul_status;
 mod store_usecase;
 mod supersession;
 mod transfer;
