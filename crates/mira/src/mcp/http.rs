@@ -47,12 +47,14 @@ pub async fn serve(server: MiraServer, addr: SocketAddr) -> Result<()> {
     // (rmcp's default is 5 minutes; clients start a new session when theirs has expired).
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(SESSION_IDLE_TIMEOUT);
+    let app = server.app().clone();
     let service =
         StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
     let router = axum::Router::new()
         .route_service(PATH, service)
         .layer(axum::middleware::from_fn(check_frame));
-    let router = crate::bearer::protect(router, token.as_deref(), "mcp.http.auth_token");
+    let router = crate::bearer::protect(router, token.as_deref(), "mcp.http.auth_token")
+        .merge(crate::ui::router(app, addr, token.as_deref()));
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
         format!("cannot listen on {addr} (mcp.http.addr / --http): is another server using it?")
     })?;
@@ -61,6 +63,10 @@ pub async fn serve(server: MiraServer, addr: SocketAddr) -> Result<()> {
         .context("cannot read the listening address")?;
     // stdout stays unused in every mode; this line is how people (and tests) find the port.
     eprintln!("mira: MCP over streamable HTTP on http://{local}{PATH}");
+    eprintln!(
+        "mira: memory browser on http://{local}{}",
+        crate::ui::PATH
+    );
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             super::shutdown_signal().await;

@@ -23,4 +23,6 @@ mod soul_mcp;
 mod store_usecase;
 mod supersession;
 mod transfer;
+mod ui_api;
+mod ui_browser;
 mod webhooks;

@@ -5,7 +5,7 @@
 //! the successor) are read and measured here. Content and fingerprints are read for the
 //! selected memories alone, in one query.
 
-use super::{Candidate, Order, RecalledItem};
+use super::{why, Candidate, Order, RecalledItem};
 use crate::App;
 use mira_core::allocate::{self, AllocCandidate, AllocParams};
 use mira_core::memory::{Memory, MemoryId};
@@ -107,6 +107,14 @@ pub(super) fn build(
             superseded_by: m.superseded_by,
             pinned: c.card.pinned,
             text: text.clone(),
+            why: why::explain(&why::Picked {
+                rank: s.index,
+                of: cands.len(),
+                relevance: c.relevance,
+                pinned: c.card.pinned,
+                superseded_by: m.superseded_by,
+                mode: s.mode,
+            }),
         });
         sections.push((text, tokens));
     }

@@ -1,0 +1,360 @@
+//! The browser's JSON API (`/ui/api/…`): each endpoint runs one use case, the one the matching
+//! MCP tool runs, on the blocking pool. Reads are `GET` with query parameters; changes are
+//! `POST` with a JSON body. Errors are `{"error": "<what to do>"}` with 400 (bad input), 404
+//! (unknown id) or 500 (mira failed).
+
+use super::page;
+use crate::ops::metrics::MetricsSummary;
+use crate::usecases::{
+    archive, causal, clear, edit, pin, recall, soul, status, store, timeline,
+    UseCaseError, UseCaseResult,
+};
+use crate::App;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+type AppState = State<Arc<App>>;
+
+/// The API's routes, relative to `/ui/api`.
+pub fn router(app: Arc<App>) -> axum::Router {
+    axum::Router::new()
+        .route("/status", get(get_status))
+        .route("/recall", get(get_recall))
+        .route("/timeline", get(get_timeline))
+        .route("/memory", get(get_memory))
+        .route("/graph", get(get_graph))
+        .route("/soul", get(get_soul))
+        .route("/store", post(post_store))
+        .route("/forget", post(post_forget))
+        .route("/archive", post(post_archive))
+        .route("/restore", post(post_restore))
+        .route("/pin", post(post_pin))
+        .route("/edit", post(post_edit))
+        .fallback(|| async {
+            error(
+                StatusCode::NOT_FOUND,
+                "no such API endpoint: the memory browser's page is at /ui/".into(),
+            )
+        })
+        .with_state(app)
+}
+
+fn error(status: StatusCode, message: String) -> Response {
+    (status, Json(serde_json::json!({ "error": message }))).into_response()
+}
+
+fn bad_request(message: String) -> Response {
+    error(StatusCode::BAD_REQUEST, message)
+}
+
+/// Runs a use case on the blocking pool and answers with its outcome as JSON.
+async fn run<T, F>(app: Arc<App>, f: F) -> Response
+where
+    T: Serialize + Send + 'static,
+    F: FnOnce(&App) -> UseCaseResult<T> + Send + 'static,
+{
+    match tokio::task::spawn_blocking(move || f(&app)).await {
+        Ok(Ok(v)) => Json(v).into_response(),
+        Ok(Err(UseCaseError::Invalid(m))) => bad_request(m),
+        Ok(Err(UseCaseError::NotFound(m))) => error(StatusCode::NOT_FOUND, m),
+        Ok(Err(UseCaseError::Internal(e))) => {
+            tracing::error!("memory browser: {e:#}");
+            error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("mira failed: {e:#}. Check mira's log."),
+            )
+        }
+        Err(e) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the call failed unexpectedly: {e}"),
+        ),
+    }
+}
+
+/// The present, non-blank value of an optional field.
+fn present(s: Option<String>) -> Option<String> {
+    s.filter(|s| !s.trim().is_empty())
+}
+
+/// What the page needs to start: the store's status, this process's metrics, and settings.
+#[derive(Serialize)]
+struct Overview {
+    status: status::Status,
+    metrics: MetricsSummary,
+    soul: bool,
+    read_only: bool,
+    default_budget: u32,
+    max_budget: u32,
+    types: Vec<&'static str>,
+}
+
+async fn get_status(State(app): AppState) -> Response {
+    run(app, |app| {
+        Ok(Overview {
+            status: status::status(app)?,
+            metrics: app.metrics.summary(),
+            soul: app.config.soul.enabled,
+            read_only: app.store.is_read_only(),
+            default_budget: app.config.allocator.default_budget,
+            max_budget: recall::MAX_BUDGET,
+            types: mira_core::MemoryType::ALL
+                .iter()
+                .map(|t| t.as_str())
+                .collect(),
+        })
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct RecallQuery {
+    query: Option<String>,
+    budget: Option<i64>,
+    wing: Option<String>,
+    room: Option<String>,
+    order: Option<String>,
+}
+
+async fn get_recall(State(app): AppState, q: Result<Query<RecallQuery>, QueryRejection>) -> Response {
+    let Query(q) = match q {
+        Ok(q) => q,
+        Err(e) => return bad_request(e.body_text()),
+    };
+    let order = match present(q.order).map(|o| o.parse::<recall::Order>()) {
+        None => recall::Order::default(),
+        Some(Ok(o)) => o,
+        Some(Err(m)) => return bad_request(m),
+    };
+    let req = recall::RecallRequest {
+        query: q.query.unwrap_or_default(),
+        budget: q.budget,
+        wing: present(q.wing),
+        room: present(q.room),
+        order,
+        ..recall::RecallRequest::default()
+    };
+    run(app, move |app| recall::recall(app, &req)).await
+}
+
+#[derive(Deserialize)]
+struct TimelineQuery {
+    wing: Option<String>,
+    room: Option<String>,
+    #[serde(rename = "type")]
+    memory_type: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+    limit: Option<i64>,
+    cursor: Option<String>,
+    order: Option<String>,
+    #[serde(default)]
+    archived: bool,
+    #[serde(default)]
+    superseded: bool,
+}
+
+async fn get_timeline(
+    State(app): AppState,
+    q: Result<Query<TimelineQuery>, QueryRejection>,
+) -> Response {
+    let Query(q) = match q {
+        Ok(q) => q,
+        Err(e) => return bad_request(e.body_text()),
+    };
+    let req = timeline::TimelineRequest {
+        wing: q.wing,
+        room: q.room,
+        memory_type: q.memory_type,
+        since: q.since,
+        until: q.until,
+        limit: q.limit,
+        cursor: q.cursor,
+        order: q.order,
+        include_archived: q.archived,
+        include_superseded: q.superseded,
+        now: None,
+    };
+    run(app, move |app| timeline::timeline(app, &req)).await
+}
+
+#[derive(Deserialize)]
+struct IdQuery {
+    id: Option<String>,
+    depth: Option<i64>,
+}
+
+/// The id of a request, or the answer saying it is missing.
+fn required_id(id: Option<String>) -> Result<String, Response> {
+    present(id).ok_or_else(|| {
+        bad_request("give the memory's id (as the timeline or a search shows it)".into())
+    })
+}
+
+async fn get_memory(State(app): AppState, q: Result<Query<IdQuery>, QueryRejection>) -> Response {
+    let id = match q.map_err(|e| bad_request(e.body_text())).and_then(|Query(q)| required_id(q.id)) {
+        Ok(id) => id,
+        Err(r) => return r,
+    };
+    run(app, move |app| page::memory_page(app, &id)).await
+}
+
+async fn get_graph(State(app): AppState, q: Result<Query<IdQuery>, QueryRejection>) -> Response {
+    let Query(q) = match q {
+        Ok(q) => q,
+        Err(e) => return bad_request(e.body_text()),
+    };
+    let id = match required_id(q.id) {
+        Ok(id) => id,
+        Err(r) => return r,
+    };
+    let req = causal::CausalRequest {
+        id,
+        max_depth: q.depth,
+        include_consequences: true,
+    };
+    run(app, move |app| causal::causal_chain(app, &req)).await
+}
+
+#[derive(Deserialize)]
+struct AgentQuery {
+    agent: Option<String>,
+}
+
+/// An agent's identity and its versions (for the drift chart).
+#[derive(Serialize)]
+struct Identity {
+    status: mira_soul::service::StatusOutcome,
+    history: mira_soul::service::HistoryOutcome,
+}
+
+/// Versions shown in the drift chart.
+const HISTORY_SHOWN: i64 = 50;
+
+async fn get_soul(State(app): AppState, q: Result<Query<AgentQuery>, QueryRejection>) -> Response {
+    if !app.config.soul.enabled {
+        return error(
+            StatusCode::NOT_FOUND,
+            "SOUL is off: start mira with --with-soul (or soul.enabled: true in the config) to see identities".into(),
+        );
+    }
+    let agent = match q {
+        Ok(Query(q)) => q.agent.unwrap_or_default(),
+        Err(e) => return bad_request(e.body_text()),
+    };
+    run(app, move |app| {
+        Ok(Identity {
+            status: soul::status(app, &agent)?,
+            history: soul::history(app, &agent, Some(HISTORY_SHOWN))?,
+        })
+    })
+    .await
+}
+
+/// A JSON body, or the answer saying what is wrong with it.
+fn body<T>(b: Result<Json<T>, JsonRejection>) -> Result<T, Response> {
+    b.map(|Json(v)| v).map_err(|e| bad_request(e.body_text()))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoreBody {
+    content: String,
+    wing: String,
+    room: Option<String>,
+    #[serde(rename = "type")]
+    memory_type: Option<String>,
+    #[serde(default)]
+    pinned: bool,
+}
+
+async fn post_store(State(app): AppState, b: Result<Json<StoreBody>, JsonRejection>) -> Response {
+    let b = match body(b) {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let req = store::StoreRequest {
+        content: b.content,
+        wing: b.wing.trim().to_owned(),
+        room: present(b.room),
+        memory_type: present(b.memory_type),
+        pinned: b.pinned,
+        ..store::StoreRequest::default()
+    };
+    run(app, move |app| store::store(app, req)).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IdBody {
+    id: String,
+}
+
+async fn post_forget(State(app): AppState, b: Result<Json<IdBody>, JsonRejection>) -> Response {
+    match body(b) {
+        Ok(b) => run(app, move |app| clear::forget(app, &b.id)).await,
+        Err(r) => r,
+    }
+}
+
+async fn post_archive(State(app): AppState, b: Result<Json<IdBody>, JsonRejection>) -> Response {
+    let b = match body(b) {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let req = archive::ArchiveRequest {
+        ids: vec![b.id],
+        ..archive::ArchiveRequest::default()
+    };
+    run(app, move |app| archive::archive(app, &req)).await
+}
+
+async fn post_restore(State(app): AppState, b: Result<Json<IdBody>, JsonRejection>) -> Response {
+    match body(b) {
+        Ok(b) => run(app, move |app| archive::unarchive(app, &[b.id])).await,
+        Err(r) => r,
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PinBody {
+    id: String,
+    pinned: bool,
+}
+
+async fn post_pin(State(app): AppState, b: Result<Json<PinBody>, JsonRejection>) -> Response {
+    match body(b) {
+        Ok(b) => run(app, move |app| pin::set_pinned(app, &b.id, b.pinned)).await,
+        Err(r) => r,
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EditBody {
+    id: String,
+    wing: Option<String>,
+    room: Option<String>,
+    #[serde(rename = "type")]
+    memory_type: Option<String>,
+}
+
+async fn post_edit(State(app): AppState, b: Result<Json<EditBody>, JsonRejection>) -> Response {
+    let b = match body(b) {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let req = edit::EditRequest {
+        id: b.id,
+        wing: b.wing,
+        room: b.room,
+        memory_type: b.memory_type,
+    };
+    run(app, move |app| edit::edit(app, &req)).await
+}
