@@ -63,10 +63,7 @@ pub async fn serve(server: MiraServer, addr: SocketAddr) -> Result<()> {
         .context("cannot read the listening address")?;
     // stdout stays unused in every mode; this line is how people (and tests) find the port.
     eprintln!("mira: MCP over streamable HTTP on http://{local}{PATH}");
-    eprintln!(
-        "mira: memory browser on http://{local}{}",
-        crate::ui::PATH
-    );
+    eprintln!("mira: memory browser on http://{local}{}", crate::ui::PATH);
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             super::shutdown_signal().await;

@@ -243,8 +243,7 @@ impl Metrics {
             for m in family.get_metric() {
                 let n = m.get_counter().get_value() as u64;
                 tool_calls += n;
-                if m
-                    .get_label()
+                if m.get_label()
                     .iter()
                     .any(|l| l.name() == "outcome" && l.value() == "error")
                 {

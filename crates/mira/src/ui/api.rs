@@ -3,11 +3,10 @@
 //! `POST` with a JSON body. Errors are `{"error": "<what to do>"}` with 400 (bad input), 404
 //! (unknown id) or 500 (mira failed).
 
-use super::page;
+use super::{identity, page};
 use crate::ops::metrics::MetricsSummary;
 use crate::usecases::{
-    archive, causal, clear, edit, pin, recall, soul, status, store, timeline,
-    UseCaseError, UseCaseResult,
+    archive, causal, clear, edit, pin, recall, status, store, timeline, UseCaseError, UseCaseResult,
 };
 use crate::App;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
@@ -121,7 +120,10 @@ struct RecallQuery {
     order: Option<String>,
 }
 
-async fn get_recall(State(app): AppState, q: Result<Query<RecallQuery>, QueryRejection>) -> Response {
+async fn get_recall(
+    State(app): AppState,
+    q: Result<Query<RecallQuery>, QueryRejection>,
+) -> Response {
     let Query(q) = match q {
         Ok(q) => q,
         Err(e) => return bad_request(e.body_text()),
@@ -197,7 +199,10 @@ fn required_id(id: Option<String>) -> Result<String, Response> {
 }
 
 async fn get_memory(State(app): AppState, q: Result<Query<IdQuery>, QueryRejection>) -> Response {
-    let id = match q.map_err(|e| bad_request(e.body_text())).and_then(|Query(q)| required_id(q.id)) {
+    let id = match q
+        .map_err(|e| bad_request(e.body_text()))
+        .and_then(|Query(q)| required_id(q.id))
+    {
         Ok(id) => id,
         Err(r) => return r,
     };
@@ -226,16 +231,6 @@ struct AgentQuery {
     agent: Option<String>,
 }
 
-/// An agent's identity and its versions (for the drift chart).
-#[derive(Serialize)]
-struct Identity {
-    status: mira_soul::service::StatusOutcome,
-    history: mira_soul::service::HistoryOutcome,
-}
-
-/// Versions shown in the drift chart.
-const HISTORY_SHOWN: i64 = 50;
-
 async fn get_soul(State(app): AppState, q: Result<Query<AgentQuery>, QueryRejection>) -> Response {
     if !app.config.soul.enabled {
         return error(
@@ -247,13 +242,7 @@ async fn get_soul(State(app): AppState, q: Result<Query<AgentQuery>, QueryReject
         Ok(Query(q)) => q.agent.unwrap_or_default(),
         Err(e) => return bad_request(e.body_text()),
     };
-    run(app, move |app| {
-        Ok(Identity {
-            status: soul::status(app, &agent)?,
-            history: soul::history(app, &agent, Some(HISTORY_SHOWN))?,
-        })
-    })
-    .await
+    run(app, move |app| identity::identity(app, &agent)).await
 }
 
 /// A JSON body, or the answer saying what is wrong with it.

@@ -103,7 +103,10 @@ pub async fn check(State(guard): State<Guard>, request: Request, next: Next) -> 
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     if api {
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -117,10 +120,21 @@ mod tests {
 
     #[test]
     fn loopback_host_names() {
-        for ok in ["localhost:8766", "127.0.0.1:1", "127.0.0.1", "[::1]:8766", "LOCALHOST"] {
+        for ok in [
+            "localhost:8766",
+            "127.0.0.1:1",
+            "127.0.0.1",
+            "[::1]:8766",
+            "LOCALHOST",
+        ] {
             assert!(is_loopback_name(ok), "{ok}");
         }
-        for bad in ["evil.example:8766", "10.0.0.1:80", "localhost.evil.example", ""] {
+        for bad in [
+            "evil.example:8766",
+            "10.0.0.1:80",
+            "localhost.evil.example",
+            "",
+        ] {
             assert!(!is_loopback_name(bad), "{bad}");
         }
     }

@@ -14,6 +14,7 @@
 mod api;
 mod assets;
 mod guard;
+mod identity;
 mod page;
 
 use crate::App;

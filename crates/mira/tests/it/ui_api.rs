@@ -30,7 +30,17 @@ fn origin(url: &str) -> String {
 
 fn json_of(r: Response) -> (u16, Value) {
     let status = r.status().as_u16();
-    (status, r.json().unwrap_or(Value::Null))
+    (
+        status,
+        serde_json::from_str(&r.text().unwrap_or_default()).unwrap_or(Value::Null),
+    )
+}
+
+/// A POST of `body` as JSON.
+fn post(http: &Client, url: String, body: &Value) -> reqwest::blocking::RequestBuilder {
+    http.post(url)
+        .header(CONTENT_TYPE, "application/json")
+        .body(body.to_string())
 }
 
 #[test]
@@ -50,30 +60,80 @@ fn the_api_needs_the_token_and_refuses_cross_site_and_foreign_host_requests() {
     // The page itself holds no data: it loads without the token, with a strict CSP.
     let page = http.get(&server.url).send().expect("page");
     assert_eq!(page.status(), 200);
-    let csp = page.headers()[CONTENT_SECURITY_POLICY].to_str().expect("csp").to_owned();
-    for rule in ["default-src 'none'", "script-src 'self'", "frame-ancestors 'none'"] {
+    let csp = page.headers()[CONTENT_SECURITY_POLICY]
+        .to_str()
+        .expect("csp")
+        .to_owned();
+    for rule in [
+        "default-src 'none'",
+        "script-src 'self'",
+        "frame-ancestors 'none'",
+    ] {
         assert!(csp.contains(rule), "{csp}");
     }
-    assert!(page.text().expect("html").contains("<script type=\"module\" src=\"main.js\">"));
+    assert!(page
+        .text()
+        .expect("html")
+        .contains("<script type=\"module\" src=\"main.js\">"));
     let js = http.get(format!("{base}/ui/main.js")).send().expect("js");
-    assert!(js.headers()[CONTENT_TYPE].to_str().expect("type").starts_with("text/javascript"));
-    assert_eq!(http.get(format!("{base}/ui/nope.js")).send().expect("404").status(), 404);
-    assert_eq!(http.get(format!("{base}/")).send().expect("root").url().path(), "/ui/");
+    assert!(js.headers()[CONTENT_TYPE]
+        .to_str()
+        .expect("type")
+        .starts_with("text/javascript"));
+    assert_eq!(
+        http.get(format!("{base}/ui/nope.js"))
+            .send()
+            .expect("404")
+            .status(),
+        404
+    );
+    assert_eq!(
+        http.get(format!("{base}/"))
+            .send()
+            .expect("root")
+            .url()
+            .path(),
+        "/ui/"
+    );
 
     // Without the token (or with a wrong one) the API refuses reads and changes.
     let (status, _) = json_of(http.get(api("status")).send().expect("status"));
     assert_eq!(status, 401);
-    let (status, _) = json_of(http.get(api("status")).header(AUTHORIZATION, "Bearer guess").send().expect("status"));
+    let (status, _) = json_of(
+        http.get(api("status"))
+            .header(AUTHORIZATION, "Bearer guess")
+            .send()
+            .expect("status"),
+    );
     assert_eq!(status, 401);
-    let memory = json!({"content": "The staging database runs PostgreSQL 16 on port 5433.", "wing": "ops"});
-    let (status, _) = json_of(http.post(api("store")).json(&memory).send().expect("store"));
+    let memory =
+        json!({"content": "The staging database runs PostgreSQL 16 on port 5433.", "wing": "ops"});
+    let (status, _) = json_of(post(&http, api("store"), &memory).send().expect("store"));
     assert_eq!(status, 401, "a store without the token must be refused");
 
     let bearer = format!("Bearer {TOKEN}");
-    let (status, s) = json_of(http.get(api("status")).header(AUTHORIZATION, &bearer).send().expect("status"));
+    let (status, s) = json_of(
+        http.get(api("status"))
+            .header(AUTHORIZATION, &bearer)
+            .send()
+            .expect("status"),
+    );
     assert_eq!(status, 200, "{s}");
     assert_eq!(s["status"]["memories"], 0, "{s}");
     assert_eq!(s["soul"], false);
+    let (status, e) = json_of(
+        http.get(api("soul?agent=ada"))
+            .header(AUTHORIZATION, &bearer)
+            .send()
+            .expect("soul"),
+    );
+    assert_eq!(status, 404, "{e}");
+    assert!(
+        e["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("--with-soul")),
+        "{e}"
+    );
 
     // A change must carry a JSON body and come from the page's own origin.
     let form = http
@@ -85,15 +145,19 @@ fn the_api_needs_the_token_and_refuses_cross_site_and_foreign_host_requests() {
         .expect("form post");
     assert_eq!(form.status(), 403);
     let (status, e) = json_of(
-        http.post(api("store"))
+        post(&http, api("store"), &memory)
             .header(AUTHORIZATION, &bearer)
             .header(ORIGIN, "http://evil.example")
-            .json(&memory)
             .send()
             .expect("cross-site"),
     );
     assert_eq!(status, 403, "{e}");
-    assert!(e["error"].as_str().is_some_and(|m| m.contains("cross-site")), "{e}");
+    assert!(
+        e["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("cross-site")),
+        "{e}"
+    );
     // A name that resolves to 127.0.0.1 but is not loopback's (DNS rebinding) is not answered.
     let (status, _) = json_of(
         http.get(api("status"))
@@ -105,19 +169,25 @@ fn the_api_needs_the_token_and_refuses_cross_site_and_foreign_host_requests() {
     assert_eq!(status, 421);
 
     let (status, stored) = json_of(
-        http.post(api("store"))
+        post(&http, api("store"), &memory)
             .header(AUTHORIZATION, &bearer)
             .header(ORIGIN, &base)
-            .json(&memory)
             .send()
             .expect("store"),
     );
     assert_eq!(status, 200, "{stored}");
     let id = stored["id"].as_str().expect("id").to_owned();
-    let (status, _) = json_of(http.post(api("forget")).json(&json!({"id": id})).send().expect("forget"));
+    let (status, _) = json_of(
+        post(&http, api("forget"), &json!({"id": id}))
+            .send()
+            .expect("forget"),
+    );
     assert_eq!(status, 401, "a forget without the token must be refused");
     let (status, page) = json_of(
-        http.get(api("memory")).query(&[("id", &id)]).header(AUTHORIZATION, &bearer).send().expect("memory"),
+        http.get(api(&format!("memory?id={id}")))
+            .header(AUTHORIZATION, &bearer)
+            .send()
+            .expect("memory"),
     );
     assert_eq!(status, 200, "still there after the refused forget: {page}");
     assert_eq!(page["content"], memory["content"]);
@@ -125,17 +195,36 @@ fn the_api_needs_the_token_and_refuses_cross_site_and_foreign_host_requests() {
 
     // Bad input is a 400 that says what to do; an unknown id a 404.
     let (status, e) = json_of(
-        http.get(api("recall")).query(&[("query", "port"), ("budget", "0")]).header(AUTHORIZATION, &bearer).send().expect("recall"),
+        http.get(api("recall?query=port&budget=0"))
+            .header(AUTHORIZATION, &bearer)
+            .send()
+            .expect("recall"),
     );
     assert_eq!(status, 400, "{e}");
-    assert!(e["error"].as_str().is_some_and(|m| m.contains("1 to 100000")), "{e}");
+    assert!(
+        e["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("1 to 100000")),
+        "{e}"
+    );
     let (status, e) = json_of(
-        http.get(api("memory")).query(&[("id", "00000000-0000-4000-8000-000000000000")]).header(AUTHORIZATION, &bearer).send().expect("memory"),
+        http.get(api("memory?id=00000000-0000-4000-8000-000000000000"))
+            .header(AUTHORIZATION, &bearer)
+            .send()
+            .expect("memory"),
     );
     assert_eq!(status, 404, "{e}");
-    let (status, e) = json_of(http.post(api("pin")).header(AUTHORIZATION, &bearer).json(&json!({"id": id})).send().expect("pin"));
+    let (status, e) = json_of(
+        post(&http, api("pin"), &json!({"id": id}))
+            .header(AUTHORIZATION, &bearer)
+            .send()
+            .expect("pin"),
+    );
     assert_eq!(status, 400, "{e}");
-    assert!(e["error"].as_str().is_some_and(|m| m.contains("pinned")), "{e}");
+    assert!(
+        e["error"].as_str().is_some_and(|m| m.contains("pinned")),
+        "{e}"
+    );
     assert!(server.stop().success());
 }
 
@@ -147,18 +236,38 @@ fn the_browser_is_served_beside_mcp_and_never_alone_on_the_network_without_a_tok
     let server = HttpServer::start_with(dir.path(), &["--config", &config]);
     let base = origin(&server.url);
     let http = Client::new();
-    assert_eq!(http.get(format!("{base}/ui/")).send().expect("page").status(), 200);
-    assert_eq!(http.get(format!("{base}/ui/api/status")).send().expect("status").status(), 401);
+    assert_eq!(
+        http.get(format!("{base}/ui/"))
+            .send()
+            .expect("page")
+            .status(),
+        200
+    );
+    assert_eq!(
+        http.get(format!("{base}/ui/api/status"))
+            .send()
+            .expect("status")
+            .status(),
+        401
+    );
     let ok = http
         .get(format!("{base}/ui/api/status"))
         .header(AUTHORIZATION, format!("Bearer {TOKEN}"))
         .send()
         .expect("status");
     assert_eq!(ok.status(), 200);
-    assert!(server.stderr().contains(&format!("memory browser on {base}/ui/")), "{}", server.stderr());
+    assert!(
+        server
+            .stderr()
+            .contains(&format!("memory browser on {base}/ui/")),
+        "{}",
+        server.stderr()
+    );
     assert!(server.stop().success());
 
-    let refused = mira_command(dir.path(), &["ui", "--addr", "0.0.0.0:0"]).output().expect("mira ui");
+    let refused = mira_command(dir.path(), &["ui", "--addr", "0.0.0.0:0"])
+        .output()
+        .expect("mira ui");
     assert!(!refused.status.success());
     let err = String::from_utf8_lossy(&refused.stderr);
     assert!(err.contains("mcp.http.auth_token"), "{err}");
@@ -182,7 +291,10 @@ fn an_edit_refiles_a_memory_and_derives_its_fingerprint_again() {
     let id = fact(&app, text, "alpha");
     let twin = fact(&app, text, "beta");
     let before = load::load(&app, &id.to_string()).expect("load");
-    assert_eq!(before.memory.fingerprint.decision, None);
+    assert_eq!(
+        before.memory.fingerprint.memory_type.map(|t| t.as_str()),
+        Some("fact")
+    );
 
     let out = edit(
         &app,
@@ -196,9 +308,16 @@ fn an_edit_refiles_a_memory_and_derives_its_fingerprint_again() {
     .expect("edit");
     assert_eq!(out.changed, vec!["wing", "room", "type"]);
     let after = load::load(&app, &id.to_string()).expect("load");
-    assert_eq!((after.memory.wing.as_str(), after.memory.room.as_str()), ("gamma", "caching"));
+    assert_eq!(
+        (after.memory.wing.as_str(), after.memory.room.as_str()),
+        ("gamma", "caching")
+    );
     assert_eq!(after.memory.memory_type.as_str(), "decision");
-    assert!(after.memory.fingerprint.decision.is_some(), "a decision's fingerprint names the decision: {:?}", after.memory.fingerprint);
+    assert_eq!(
+        after.memory.fingerprint.memory_type.map(|t| t.as_str()),
+        Some("decision"),
+        "the fingerprint is extracted again for the new type"
+    );
     assert_eq!(after.memory.content, text, "the text never changes");
 
     let ids = |wing: &str| -> Vec<_> {
@@ -207,32 +326,107 @@ fn an_edit_refiles_a_memory_and_derives_its_fingerprint_again() {
             wing: Some(wing.into()),
             ..RecallRequest::default()
         };
-        recall(&app, &r).expect("recall").items.iter().map(|i| i.id).collect()
+        recall(&app, &r)
+            .expect("recall")
+            .items
+            .iter()
+            .map(|i| i.id)
+            .collect()
     };
     assert_eq!(ids("gamma"), vec![id], "recall follows the new wing");
-    assert!(!ids("alpha").contains(&id), "and no longer finds it in the old one");
+    assert!(
+        !ids("alpha").contains(&id),
+        "and no longer finds it in the old one"
+    );
 
-    let same = edit(&app, &EditRequest { id: id.to_string(), room: Some("caching".into()), ..EditRequest::default() }).expect("no-op");
+    let same = edit(
+        &app,
+        &EditRequest {
+            id: id.to_string(),
+            room: Some("caching".into()),
+            ..EditRequest::default()
+        },
+    )
+    .expect("no-op");
     assert!(same.changed.is_empty());
     let refused = |req: EditRequest, expect: &str| match edit(&app, &req) {
-        Err(UseCaseError::Invalid(m)) | Err(UseCaseError::NotFound(m)) => assert!(m.contains(expect), "{m}"),
+        Err(UseCaseError::Invalid(m)) | Err(UseCaseError::NotFound(m)) => {
+            assert!(m.contains(expect), "{m}")
+        }
         other => panic!("{req:?} was not refused: {other:?}"),
     };
-    refused(EditRequest { id: id.to_string(), ..EditRequest::default() }, "nothing to change");
-    refused(EditRequest { id: id.to_string(), wing: Some("bad wing!".into()), ..EditRequest::default() }, "is invalid");
-    refused(EditRequest { id: id.to_string(), memory_type: Some("poem".into()), ..EditRequest::default() }, "decision");
-    refused(EditRequest { id: twin.to_string(), wing: Some("gamma".into()), ..EditRequest::default() }, "already holds the same text");
-    refused(EditRequest { id: "00000000-0000-4000-8000-000000000000".into(), room: Some("x".into()), ..EditRequest::default() }, "no memory has id");
+    refused(
+        EditRequest {
+            id: id.to_string(),
+            ..EditRequest::default()
+        },
+        "nothing to change",
+    );
+    refused(
+        EditRequest {
+            id: id.to_string(),
+            wing: Some("bad wing!".into()),
+            ..EditRequest::default()
+        },
+        "is invalid",
+    );
+    refused(
+        EditRequest {
+            id: id.to_string(),
+            memory_type: Some("poem".into()),
+            ..EditRequest::default()
+        },
+        "decision",
+    );
+    refused(
+        EditRequest {
+            id: twin.to_string(),
+            wing: Some("gamma".into()),
+            ..EditRequest::default()
+        },
+        "already holds the same text",
+    );
+    refused(
+        EditRequest {
+            id: "00000000-0000-4000-8000-000000000000".into(),
+            room: Some("x".into()),
+            ..EditRequest::default()
+        },
+        "no memory has id",
+    );
 }
 
 #[test]
 fn each_recalled_item_says_why_it_was_picked() {
     let dir = tempfile::tempdir().expect("tempdir");
     let app = hash_app(dir.path());
-    fact(&app, "The billing service retries failed payments three times.", "w");
-    fact(&app, "The billing service sends invoices on the first day of the month.", "w");
-    let r = recall(&app, &RecallRequest { query: "billing service invoices".into(), ..RecallRequest::default() }).expect("recall");
+    fact(
+        &app,
+        "The billing service retries failed payments three times.",
+        "w",
+    );
+    fact(
+        &app,
+        "The billing service sends invoices on the first day of the month.",
+        "w",
+    );
+    let r = recall(
+        &app,
+        &RecallRequest {
+            query: "billing service invoices".into(),
+            ..RecallRequest::default()
+        },
+    )
+    .expect("recall");
     assert_eq!(r.items.len(), 2);
-    assert!(r.items[0].why.starts_with("#1 of 2 by relevance; "), "{}", r.items[0].why);
-    assert!(r.items.iter().all(|i| i.why.contains(match i.mode { "verbatim" => "full text", "fingerprint" => "facts only", _ => "header" })));
+    assert!(
+        r.items[0].why.starts_with("#1 of 2 by relevance; "),
+        "{}",
+        r.items[0].why
+    );
+    assert!(r.items.iter().all(|i| i.why.contains(match i.mode {
+        "verbatim" => "full text",
+        "fingerprint" => "facts only",
+        _ => "header",
+    })));
 }

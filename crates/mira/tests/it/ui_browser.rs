@@ -25,6 +25,10 @@ const WAIT: Duration = Duration::from_secs(60);
 
 const CAUSE: &str = "The checkout service crashed at peak load: the database connection pool was exhausted at 10 connections.";
 const EFFECT: &str = "We raised the database connection pool to 100 connections because the checkout service crashed at peak load.";
+const CONSEQUENCE: &str = "Checkout latency at peak load dropped to 80 ms as a result of raising the database connection pool to 100 connections.";
+/// Two ways an agent talked: the identity drifts from the first to the second.
+const FORMAL: &str = "User: Can you check the billing report?\nAssistant: Certainly. I would recommend that we verify each total carefully before sending it. Furthermore, the rounding rule is not documented. Therefore, I would suggest a written procedure. Please note that the figures must be reconciled with the ledger.\n";
+const BREEZY: &str = "User: how is the deploy going?\nAssistant: hey, all good! lol it went super smooth 😄 honestly nothing to worry about, just ship it! awesome work btw 🎉 love it\n";
 const SCRIPT: &str = "Gina's playlist note <script>document.body.dataset.pwned = 'script'</script><img src=x onerror=\"document.body.dataset.pwned = 'img'\"> jazz and contemporary";
 
 /// `name` on the PATH.
@@ -66,7 +70,10 @@ impl Driver {
             .expect("start chromedriver");
         let deadline = Instant::now() + Duration::from_secs(20);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "chromedriver did not listen on {port}");
+            assert!(
+                Instant::now() < deadline,
+                "chromedriver did not listen on {port}"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         Driver {
@@ -168,7 +175,12 @@ async fn type_into(c: &Client, css: &str, text: &str) {
 
 /// Confirms the dialog an action opened.
 async fn confirm(c: &Client) {
-    until(c, "return document.getElementById('confirm').open", "the confirm dialog").await;
+    until(
+        c,
+        "return document.getElementById('confirm').open",
+        "the confirm dialog",
+    )
+    .await;
     click(c, "#confirm-ok").await;
 }
 
@@ -233,20 +245,74 @@ fn the_memory_browser_in_chromium() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
     let slice = locomo_slice(d);
-    run(d, &["import", "--format", "locomo", slice.to_str().expect("path"), "--wing", "locomo"]);
+    run(
+        d,
+        &[
+            "import",
+            "--format",
+            "locomo",
+            slice.to_str().expect("path"),
+            "--wing",
+            "locomo",
+        ],
+    );
     let cause = run_json(d, &["store", CAUSE, "--wing", "shop", "--json"]);
     let effect = run_json(d, &["store", EFFECT, "--wing", "shop", "--json"]);
-    let (cause_id, effect_id) = (cause["id"].as_str().expect("id"), effect["id"].as_str().expect("id"));
-    assert_eq!(effect["links"][0]["target"], cause_id, "the test needs a causal link: {effect}");
+    let (cause_id, effect_id) = (
+        cause["id"].as_str().expect("id"),
+        effect["id"].as_str().expect("id"),
+    );
+    assert_eq!(
+        effect["links"][0]["target"], cause_id,
+        "the test needs a causal link: {effect}"
+    );
+    let consequence = run_json(d, &["store", CONSEQUENCE, "--wing", "shop", "--json"]);
+    assert_eq!(
+        consequence["links"][0]["target"], effect_id,
+        "{consequence}"
+    );
     let script = run_json(d, &["store", SCRIPT, "--wing", "shop", "--json"]);
     let script_id = script["id"].as_str().expect("id");
 
+    for (i, talk) in [FORMAL, FORMAL, BREEZY].iter().enumerate() {
+        let file = d.join(format!("talk-{i}.txt"));
+        std::fs::write(&file, talk).expect("conversation");
+        let path = file.to_str().expect("path");
+        run(
+            d,
+            &[
+                "soul",
+                "--agent",
+                "ada",
+                "capture",
+                "--conversation",
+                path,
+                "--model",
+                "m1",
+            ],
+        );
+    }
+
     let config = d.join("config.yaml");
     std::fs::write(&config, format!("mcp:\n  http:\n    auth_token: {TOKEN}\n")).expect("config");
-    let server = HttpServer::spawn(d, &["ui", "--addr", "127.0.0.1:0", "--config", config.to_str().expect("path")]);
+    let server = HttpServer::spawn(
+        d,
+        &[
+            "ui",
+            "--addr",
+            "127.0.0.1:0",
+            "--with-soul",
+            "--config",
+            config.to_str().expect("path"),
+        ],
+    );
     let url = server.url.clone();
     let refused = reqwest::blocking::get(url.replace("/ui/", "/ui/api/status")).expect("status");
-    assert_eq!(refused.status(), 401, "the API must refuse a request without the token");
+    assert_eq!(
+        refused.status(),
+        401,
+        "the API must refuse a request without the token"
+    );
 
     let driver = Driver::start(&chromedriver);
     let profile = tempfile::tempdir().expect("profile dir");
@@ -302,11 +368,24 @@ fn the_memory_browser_in_chromium() {
         let loaded = run_json(d, &["load", &first, "--json"]);
         assert_eq!(shown, loaded["content"].as_str().expect("content"));
 
-        // Follow a causal link, from the consequence to its cause; the graph is drawn.
+        // Follow a causal link, from a memory to its cause; its neighbourhood is drawn.
         c.goto(&format!("{url}#/memory/{effect_id}")).await.expect("effect page");
         memory_shown(&c, effect_id).await;
-        until(&c, "return document.querySelectorAll('svg.causal a.node').length >= 2", "the causal graph").await;
+        let nodes = until(
+            &c,
+            "const n = [...document.querySelectorAll('svg.causal a.node')].map(a => a.dataset.id); return n.length ? n : null;",
+            "the causal graph",
+        )
+        .await;
+        let consequence_id = consequence["id"].as_str().expect("id");
+        for id in [cause_id, effect_id, consequence_id] {
+            assert!(nodes.as_array().expect("nodes").contains(&json!(id)), "{id} not drawn: {nodes}");
+        }
+        let led_to = until(&c, "return document.querySelector('#consequences a[data-id]')?.dataset.id", "the consequence").await;
+        assert_eq!(led_to, json!(consequence_id));
         screenshot(&c, "ui-memory.png").await;
+        c.execute("document.querySelector('#causes').scrollIntoView()", vec![]).await.expect("scroll");
+        screenshot(&c, "ui-graph.png").await;
         click(&c, &format!("#causes a[data-id='{cause_id}']")).await;
         assert_eq!(memory_shown(&c, cause_id).await, CAUSE);
 
@@ -373,8 +452,22 @@ fn the_memory_browser_in_chromium() {
         c.goto(&format!("{url}#/health")).await.expect("health");
         until(&c, "return !!document.getElementById('index-health')", "the health view").await;
         screenshot(&c, "ui-health.png").await;
+        // SOUL's view: the traits with their confidence, the drift of each version.
+        click(&c, "#nav-soul").await;
+        type_into(&c, "#agent", "ada").await;
+        click(&c, "#soul-form button[type=submit]").await;
+        until(&c, "return document.querySelectorAll('#traits tbody tr').length >= 3", "the traits").await;
+        let bars = until(&c, "return document.querySelectorAll('#drift-chart rect.bar').length", "the drift chart").await;
+        assert_eq!(bars, json!(3), "one bar per version");
+        let last = until(
+            &c,
+            "return [...document.querySelectorAll('#drift-chart rect.bar')].map(b => b.classList.contains('significant'))",
+            "the drift bars",
+        )
+        .await;
+        assert_eq!(last[2], json!(true), "the breezy capture drifted: {last}");
+        screenshot(&c, "ui-identity.png").await;
         c.close().await.expect("close the session");
     });
     assert!(server.stop().success());
 }
-

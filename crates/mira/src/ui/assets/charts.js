@@ -64,36 +64,35 @@ export function causalGraph(chain) {
     edges, nodes);
 }
 
-/** How many things changed at a version (traits added, removed, strengthened, weakened, levels). */
-function changeCount(v) {
-  const c = v.changes;
-  if (!c) return 0;
-  return ["added", "removed", "strengthened", "weakened", "levels"].reduce((n, k) => n + (c[k] ? c[k].length : 0), 0);
-}
-
-/** Versions of an identity, oldest first: bars for what changed at each, a line for the mean trait confidence. */
-export function driftChart(versionsNewestFirst) {
-  const versions = [...versionsNewestFirst].reverse();
+/**
+ * An identity's versions, oldest first: a bar per version for its drift from the one before
+ * (the dashed line is the threshold of a significant drift), and a line for the mean trait
+ * confidence.
+ */
+export function driftChart(versions, threshold) {
   if (versions.length < 2) return h("p", { class: "muted" }, "One version so far: no drift to show.");
-  const W = 640, H = 180, L = 36, R = 36, T = 12, B = 28;
+  const W = 640, H = 180, L = 40, R = 40, T = 14, B = 28;
   const step = (W - L - R) / versions.length;
-  const most = Math.max(1, ...versions.map(changeCount));
+  const top = Math.max(threshold * 1.5, ...versions.map((v) => v.drift || 0));
   const y = (f) => T + (1 - f) * (H - T - B);
   const bars = versions.map((v, i) => {
-    const n = changeCount(v);
-    const top = y(n / most);
+    const d = v.drift || 0;
+    const yTop = y(d / top);
     return s("g", {},
-      s("rect", { class: "bar", x: L + i * step + step * 0.2, y: top, width: step * 0.6, height: H - B - top }),
+      s("rect", { class: v.significant ? "bar significant" : "bar", x: L + i * step + step * 0.2, y: yTop, width: step * 0.6, height: H - B - yTop }),
       s("text", { class: "axis", x: L + i * step + step / 2, y: H - 10, "text-anchor": "middle" }, "v" + v.version),
-      s("title", {}, `v${v.version} (${when(new Date(v.created_at).toISOString())}): ${n} changes, mean confidence ${num(v.confidence)} — ${v.reason}`));
+      s("title", {}, `v${v.version}, ${when(new Date(v.created_at).toISOString())}, model ${v.model_id}: ` +
+        (v.drift === null ? "first version shown" : `drift ${num(v.drift, 3)}`) + `, mean confidence ${num(v.confidence)} (${v.reason})`));
   });
   const points = versions.map((v, i) => `${L + i * step + step / 2},${y(v.confidence)}`).join(" ");
-  return s("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img", class: "drift", id: "drift-chart", "aria-label": "Changes per version (bars) and mean trait confidence (line)" },
+  return s("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img", class: "drift", id: "drift-chart",
+    "aria-label": `Drift from the previous version (bars, threshold ${num(threshold, 2)}) and mean trait confidence (line), for ${versions.length} versions` },
     s("line", { class: "axis-line", x1: L, y1: H - B, x2: W - R, y2: H - B }),
-    s("text", { class: "axis", x: 4, y: T + 8 }, String(most)),
+    s("line", { class: "threshold", x1: L, y1: y(threshold / top), x2: W - R, y2: y(threshold / top) }),
+    s("text", { class: "axis", x: 4, y: y(threshold / top) + 4 }, num(threshold, 2)),
     s("text", { class: "axis", x: W - R + 4, y: T + 8 }, "1.0"),
     s("text", { class: "axis", x: W - R + 4, y: H - B }, "0"),
     bars,
     s("polyline", { class: "confidence", points }),
-    s("text", { class: "legend", x: L, y: T + 8 }, "bars: changes · line: mean confidence"));
+    s("text", { class: "legend", x: L, y: T }, "bars: drift from the previous version · dashed: threshold · line: mean confidence"));
 }

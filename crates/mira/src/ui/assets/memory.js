@@ -17,7 +17,7 @@ function linkList(id, title, edges, lines, empty) {
       const l = byId.get(e.id);
       return h("li", {},
         memoryLink(e.id, l ? l.summary : short(e.id)),
-        h("span", { class: "muted" }, ` ${e.relation} · confidence ${num(e.confidence)}`),
+        h("span", { class: "muted" }, ` — ${e.relation}, confidence ${num(e.confidence)}`),
         l ? h("span", { class: "muted" }, ` · ${l.type} · ${when(l.created_at)}`) : null);
     })));
 }

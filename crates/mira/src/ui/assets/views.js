@@ -230,25 +230,27 @@ export async function soulView({ params, overview }) {
   });
   const section = h("section", { "aria-labelledby": "soul-title" }, h("h1", { id: "soul-title" }, "Identity"), form);
   if (!agent) return section;
-  const { status, history } = await api.get("soul", { agent });
+  const { status, threshold, versions } = await api.get("soul", { agent });
   const id = status.identity;
   if (!id) {
     section.append(h("p", {}, `Nothing captured yet for ${agent}.`));
     return section;
   }
+  const last = versions[versions.length - 1];
   section.append(
     h("p", { class: "muted" }, `Version ${id.version} of ${status.versions} · model ${id.model_id} · ${id.reason}`),
-    status.summary ? h("p", { class: "soul-summary" }, status.summary) : null,
+    status.summary ? h("details", {}, h("summary", {}, "What SOUL tells the agent about itself"), h("p", { class: "soul-summary" }, status.summary)) : null,
     h("h2", {}, "Traits"),
     h("table", { class: "items", id: "traits" },
-      h("thead", {}, h("tr", {}, ["Trait", "Category", "Confidence", "Intensity", "Evidence"].map((t) => h("th", { scope: "col" }, t)))),
+      h("thead", {}, h("tr", {}, ["Trait", "Category", "Confidence", "Intensity", "Evidence", "Last seen in"].map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, id.traits.map((t) => h("tr", {},
         h("td", {}, t.name), h("td", {}, t.category),
         h("td", { class: "rel" }, h("meter", { min: 0, max: 1, value: t.confidence }), " ", num(t.confidence)),
-        h("td", {}, num(t.intensity)), h("td", { class: "num" }, String(t.evidence_count)))))),
+        h("td", {}, num(t.intensity)), h("td", { class: "num" }, String(t.evidence_count)),
+        h("td", { class: "why" }, t.last_evidence))))),
     h("h2", {}, "Drift, version by version"),
-    driftChart(history.versions),
-    status.drift ? h("p", { class: status.drift.significant ? "error" : "muted" },
-      `Drift over the recent window: ${num(status.drift.score, 3)} (threshold ${num(status.drift.threshold, 2)})${status.drift.significant ? ": significant" : ""}`) : null);
+    driftChart(versions, threshold),
+    last && last.drift !== null ? h("p", { class: last.significant ? "error" : "muted" },
+      `Latest version drifted ${num(last.drift, 3)} from the one before (threshold ${num(threshold, 2)})${last.significant ? ": significant" : ""}.`) : null);
   return section;
 }

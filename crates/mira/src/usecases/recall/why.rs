@@ -37,7 +37,9 @@ pub(super) fn explain(p: &Picked) -> String {
     let form = match p.mode {
         RenderMode::Verbatim => "its full text fits the budget",
         RenderMode::Fingerprint => "extracted facts only: the full text did not fit what was left",
-        RenderMode::Header if p.superseded_by.is_some() => "a header only, as every superseded memory",
+        RenderMode::Header if p.superseded_by.is_some() => {
+            "a header only, as every superseded memory"
+        }
         RenderMode::Header => {
             "a header only: it repeats a memory shown above, or nothing richer fitted what was left"
         }
