@@ -36,7 +36,7 @@ pub fn router(app: Arc<App>) -> axum::Router {
         .route("/pin", post(post_pin))
         .route("/edit", post(post_edit))
         .fallback(|| async {
-            error(
+            ApiError(
                 StatusCode::NOT_FOUND,
                 "no such API endpoint: the memory browser's page is at /ui/".into(),
             )
@@ -44,35 +44,57 @@ pub fn router(app: Arc<App>) -> axum::Router {
         .with_state(app)
 }
 
-fn error(status: StatusCode, message: String) -> Response {
-    (status, Json(serde_json::json!({ "error": message }))).into_response()
+/// A refusal: its status and what to do, answered as `{"error": "…"}`.
+struct ApiError(StatusCode, String);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.0, Json(serde_json::json!({ "error": self.1 }))).into_response()
+    }
 }
 
-fn bad_request(message: String) -> Response {
-    error(StatusCode::BAD_REQUEST, message)
+impl From<QueryRejection> for ApiError {
+    fn from(e: QueryRejection) -> Self {
+        ApiError(StatusCode::BAD_REQUEST, e.body_text())
+    }
 }
+
+impl From<JsonRejection> for ApiError {
+    fn from(e: JsonRejection) -> Self {
+        ApiError(StatusCode::BAD_REQUEST, e.body_text())
+    }
+}
+
+impl From<UseCaseError> for ApiError {
+    fn from(e: UseCaseError) -> Self {
+        match e {
+            UseCaseError::Invalid(m) => ApiError(StatusCode::BAD_REQUEST, m),
+            UseCaseError::NotFound(m) => ApiError(StatusCode::NOT_FOUND, m),
+            UseCaseError::Internal(e) => {
+                tracing::error!("memory browser: {e:#}");
+                ApiError(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("mira failed: {e:#}. Check mira's log."),
+                )
+            }
+        }
+    }
+}
+
+type Answer = Result<Response, ApiError>;
 
 /// Runs a use case on the blocking pool and answers with its outcome as JSON.
-async fn run<T, F>(app: Arc<App>, f: F) -> Response
+async fn run<T, F>(app: Arc<App>, f: F) -> Answer
 where
     T: Serialize + Send + 'static,
     F: FnOnce(&App) -> UseCaseResult<T> + Send + 'static,
 {
     match tokio::task::spawn_blocking(move || f(&app)).await {
-        Ok(Ok(v)) => Json(v).into_response(),
-        Ok(Err(UseCaseError::Invalid(m))) => bad_request(m),
-        Ok(Err(UseCaseError::NotFound(m))) => error(StatusCode::NOT_FOUND, m),
-        Ok(Err(UseCaseError::Internal(e))) => {
-            tracing::error!("memory browser: {e:#}");
-            error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("mira failed: {e:#}. Check mira's log."),
-            )
-        }
-        Err(e) => error(
+        Ok(r) => Ok(Json(r?).into_response()),
+        Err(e) => Err(ApiError(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("the call failed unexpectedly: {e}"),
-        ),
+        )),
     }
 }
 
@@ -93,7 +115,7 @@ struct Overview {
     types: Vec<&'static str>,
 }
 
-async fn get_status(State(app): AppState) -> Response {
+async fn get_status(State(app): AppState) -> Answer {
     run(app, |app| {
         Ok(Overview {
             status: status::status(app)?,
@@ -120,18 +142,13 @@ struct RecallQuery {
     order: Option<String>,
 }
 
-async fn get_recall(
-    State(app): AppState,
-    q: Result<Query<RecallQuery>, QueryRejection>,
-) -> Response {
-    let Query(q) = match q {
-        Ok(q) => q,
-        Err(e) => return bad_request(e.body_text()),
-    };
-    let order = match present(q.order).map(|o| o.parse::<recall::Order>()) {
+async fn get_recall(State(app): AppState, q: Result<Query<RecallQuery>, QueryRejection>) -> Answer {
+    let Query(q) = q?;
+    let order = match present(q.order) {
+        Some(o) => o
+            .parse::<recall::Order>()
+            .map_err(|m| ApiError(StatusCode::BAD_REQUEST, m))?,
         None => recall::Order::default(),
-        Some(Ok(o)) => o,
-        Some(Err(m)) => return bad_request(m),
     };
     let req = recall::RecallRequest {
         query: q.query.unwrap_or_default(),
@@ -164,11 +181,8 @@ struct TimelineQuery {
 async fn get_timeline(
     State(app): AppState,
     q: Result<Query<TimelineQuery>, QueryRejection>,
-) -> Response {
-    let Query(q) = match q {
-        Ok(q) => q,
-        Err(e) => return bad_request(e.body_text()),
-    };
+) -> Answer {
+    let Query(q) = q?;
     let req = timeline::TimelineRequest {
         wing: q.wing,
         room: q.room,
@@ -191,35 +205,25 @@ struct IdQuery {
     depth: Option<i64>,
 }
 
-/// The id of a request, or the answer saying it is missing.
-fn required_id(id: Option<String>) -> Result<String, Response> {
+/// The id of a request, or the refusal saying it is missing.
+fn required_id(id: Option<String>) -> Result<String, ApiError> {
     present(id).ok_or_else(|| {
-        bad_request("give the memory's id (as the timeline or a search shows it)".into())
+        ApiError(
+            StatusCode::BAD_REQUEST,
+            "give the memory's id (as the timeline or a search shows it)".into(),
+        )
     })
 }
 
-async fn get_memory(State(app): AppState, q: Result<Query<IdQuery>, QueryRejection>) -> Response {
-    let id = match q
-        .map_err(|e| bad_request(e.body_text()))
-        .and_then(|Query(q)| required_id(q.id))
-    {
-        Ok(id) => id,
-        Err(r) => return r,
-    };
+async fn get_memory(State(app): AppState, q: Result<Query<IdQuery>, QueryRejection>) -> Answer {
+    let id = required_id(q?.0.id)?;
     run(app, move |app| page::memory_page(app, &id)).await
 }
 
-async fn get_graph(State(app): AppState, q: Result<Query<IdQuery>, QueryRejection>) -> Response {
-    let Query(q) = match q {
-        Ok(q) => q,
-        Err(e) => return bad_request(e.body_text()),
-    };
-    let id = match required_id(q.id) {
-        Ok(id) => id,
-        Err(r) => return r,
-    };
+async fn get_graph(State(app): AppState, q: Result<Query<IdQuery>, QueryRejection>) -> Answer {
+    let Query(q) = q?;
     let req = causal::CausalRequest {
-        id,
+        id: required_id(q.id)?,
         max_depth: q.depth,
         include_consequences: true,
     };
@@ -231,23 +235,15 @@ struct AgentQuery {
     agent: Option<String>,
 }
 
-async fn get_soul(State(app): AppState, q: Result<Query<AgentQuery>, QueryRejection>) -> Response {
+async fn get_soul(State(app): AppState, q: Result<Query<AgentQuery>, QueryRejection>) -> Answer {
     if !app.config.soul.enabled {
-        return error(
+        return Err(ApiError(
             StatusCode::NOT_FOUND,
             "SOUL is off: start mira with --with-soul (or soul.enabled: true in the config) to see identities".into(),
-        );
+        ));
     }
-    let agent = match q {
-        Ok(Query(q)) => q.agent.unwrap_or_default(),
-        Err(e) => return bad_request(e.body_text()),
-    };
+    let agent = q?.0.agent.unwrap_or_default();
     run(app, move |app| identity::identity(app, &agent)).await
-}
-
-/// A JSON body, or the answer saying what is wrong with it.
-fn body<T>(b: Result<Json<T>, JsonRejection>) -> Result<T, Response> {
-    b.map(|Json(v)| v).map_err(|e| bad_request(e.body_text()))
 }
 
 #[derive(Deserialize)]
@@ -262,11 +258,8 @@ struct StoreBody {
     pinned: bool,
 }
 
-async fn post_store(State(app): AppState, b: Result<Json<StoreBody>, JsonRejection>) -> Response {
-    let b = match body(b) {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
+async fn post_store(State(app): AppState, b: Result<Json<StoreBody>, JsonRejection>) -> Answer {
+    let Json(b) = b?;
     let req = store::StoreRequest {
         content: b.content,
         wing: b.wing.trim().to_owned(),
@@ -284,30 +277,22 @@ struct IdBody {
     id: String,
 }
 
-async fn post_forget(State(app): AppState, b: Result<Json<IdBody>, JsonRejection>) -> Response {
-    match body(b) {
-        Ok(b) => run(app, move |app| clear::forget(app, &b.id)).await,
-        Err(r) => r,
-    }
+async fn post_forget(State(app): AppState, b: Result<Json<IdBody>, JsonRejection>) -> Answer {
+    let Json(b) = b?;
+    run(app, move |app| clear::forget(app, &b.id)).await
 }
 
-async fn post_archive(State(app): AppState, b: Result<Json<IdBody>, JsonRejection>) -> Response {
-    let b = match body(b) {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
+async fn post_archive(State(app): AppState, b: Result<Json<IdBody>, JsonRejection>) -> Answer {
     let req = archive::ArchiveRequest {
-        ids: vec![b.id],
+        ids: vec![b?.0.id],
         ..archive::ArchiveRequest::default()
     };
     run(app, move |app| archive::archive(app, &req)).await
 }
 
-async fn post_restore(State(app): AppState, b: Result<Json<IdBody>, JsonRejection>) -> Response {
-    match body(b) {
-        Ok(b) => run(app, move |app| archive::unarchive(app, &[b.id])).await,
-        Err(r) => r,
-    }
+async fn post_restore(State(app): AppState, b: Result<Json<IdBody>, JsonRejection>) -> Answer {
+    let ids = vec![b?.0.id];
+    run(app, move |app| archive::unarchive(app, &ids)).await
 }
 
 #[derive(Deserialize)]
@@ -317,11 +302,9 @@ struct PinBody {
     pinned: bool,
 }
 
-async fn post_pin(State(app): AppState, b: Result<Json<PinBody>, JsonRejection>) -> Response {
-    match body(b) {
-        Ok(b) => run(app, move |app| pin::set_pinned(app, &b.id, b.pinned)).await,
-        Err(r) => r,
-    }
+async fn post_pin(State(app): AppState, b: Result<Json<PinBody>, JsonRejection>) -> Answer {
+    let Json(b) = b?;
+    run(app, move |app| pin::set_pinned(app, &b.id, b.pinned)).await
 }
 
 #[derive(Deserialize)]
@@ -334,11 +317,8 @@ struct EditBody {
     memory_type: Option<String>,
 }
 
-async fn post_edit(State(app): AppState, b: Result<Json<EditBody>, JsonRejection>) -> Response {
-    let b = match body(b) {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
+async fn post_edit(State(app): AppState, b: Result<Json<EditBody>, JsonRejection>) -> Answer {
+    let Json(b) = b?;
     let req = edit::EditRequest {
         id: b.id,
         wing: b.wing,
