@@ -24,14 +24,7 @@ const SESSION_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs
 
 /// Serves MCP on `addr` until the process is told to stop.
 pub async fn serve(server: MiraServer, addr: SocketAddr) -> Result<()> {
-    let token = server
-        .app()
-        .config
-        .mcp
-        .http
-        .auth_token
-        .clone()
-        .filter(|t| !t.is_empty());
+    let token = server.app().config.mcp.http.token().map(str::to_owned);
     let cancel = CancellationToken::new();
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cancel.child_token())

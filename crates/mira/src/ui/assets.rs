@@ -14,48 +14,27 @@ struct Asset {
 
 const JS: &str = "text/javascript; charset=utf-8";
 
+/// The embedded file `assets/<name>`.
+macro_rules! asset {
+    ($name:literal, $content_type:expr) => {
+        Asset {
+            name: $name,
+            content_type: $content_type,
+            body: include_str!(concat!("assets/", $name)),
+        }
+    };
+}
+
 /// Every file of the page.
 const ASSETS: &[Asset] = &[
-    Asset {
-        name: "index.html",
-        content_type: "text/html; charset=utf-8",
-        body: include_str!("assets/index.html"),
-    },
-    Asset {
-        name: "style.css",
-        content_type: "text/css; charset=utf-8",
-        body: include_str!("assets/style.css"),
-    },
-    Asset {
-        name: "main.js",
-        content_type: JS,
-        body: include_str!("assets/main.js"),
-    },
-    Asset {
-        name: "api.js",
-        content_type: JS,
-        body: include_str!("assets/api.js"),
-    },
-    Asset {
-        name: "dom.js",
-        content_type: JS,
-        body: include_str!("assets/dom.js"),
-    },
-    Asset {
-        name: "views.js",
-        content_type: JS,
-        body: include_str!("assets/views.js"),
-    },
-    Asset {
-        name: "memory.js",
-        content_type: JS,
-        body: include_str!("assets/memory.js"),
-    },
-    Asset {
-        name: "charts.js",
-        content_type: JS,
-        body: include_str!("assets/charts.js"),
-    },
+    asset!("index.html", "text/html; charset=utf-8"),
+    asset!("style.css", "text/css; charset=utf-8"),
+    asset!("main.js", JS),
+    asset!("api.js", JS),
+    asset!("dom.js", JS),
+    asset!("views.js", JS),
+    asset!("memory.js", JS),
+    asset!("charts.js", JS),
 ];
 
 fn asset(name: &str) -> Response {

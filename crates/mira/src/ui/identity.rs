@@ -1,10 +1,10 @@
-//! An agent's identity (SOUL) as the browser shows it: the soul status use case, and how far
-//! each version drifted from the one before it (what the drift chart draws), measured as
-//! `soul_drift` measures two versions.
+//! An agent's identity (SOUL) as the browser shows it: the soul status and history use cases,
+//! and how far each version drifted from the one before it (what the drift chart draws),
+//! measured as `soul_drift` measures two versions.
 
 use crate::usecases::{soul, UseCaseError, UseCaseResult};
 use crate::App;
-use mira_soul::service::StatusOutcome;
+use mira_soul::service::{StatusOutcome, VersionEntry};
 use serde::Serialize;
 
 /// Versions drawn on the drift chart.
@@ -13,18 +13,9 @@ const VERSIONS_SHOWN: usize = 50;
 /// One version on the drift chart.
 #[derive(Debug, Clone, Serialize)]
 pub struct VersionDrift {
-    /// Its number.
-    pub version: i64,
-    /// When it was made (unix ms).
-    pub created_at: i64,
-    /// The model the agent ran on.
-    pub model_id: String,
-    /// Why it exists.
-    pub reason: String,
-    /// Mean trait confidence.
-    pub confidence: f64,
-    /// Number of traits.
-    pub traits: usize,
+    /// The version as the history use case lists it.
+    #[serde(flatten)]
+    pub entry: VersionEntry,
     /// Its drift score from the previous version (none for the first one shown).
     pub drift: Option<f64>,
     /// Whether that drift is above `soul.drift_detection.threshold`.
@@ -45,26 +36,23 @@ pub struct IdentityView {
 /// The identity of `agent`.
 pub fn identity(app: &App, agent: &str) -> UseCaseResult<IdentityView> {
     let status = soul::status(app, agent)?;
+    let history = soul::history(app, &status.agent_id, Some(VERSIONS_SHOWN as i64))?;
     let threshold = soul::settings(&app.config.soul).drift_threshold;
-    let agent = status.agent_id.clone();
-    let history = app.store.read_with(|c| {
-        mira_soul::storage::history(c, &agent, VERSIONS_SHOWN + 1).map_err(UseCaseError::from)
+    let identities = app.store.read_with(|c| {
+        mira_soul::storage::history(c, &status.agent_id, VERSIONS_SHOWN + 1)
+            .map_err(UseCaseError::from)
     })?;
     let mut versions: Vec<VersionDrift> = history
-        .iter()
-        .enumerate()
-        .take(VERSIONS_SHOWN)
-        .map(|(i, v)| {
-            let report = history
-                .get(i + 1)
-                .map(|before| mira_soul::drift::compare(before, v, threshold, false));
+        .versions
+        .into_iter()
+        .map(|entry| {
+            let at = identities.iter().position(|v| v.version == entry.version);
+            let report = at.and_then(|i| {
+                let (now, before) = (identities.get(i)?, identities.get(i + 1)?);
+                Some(mira_soul::drift::compare(before, now, threshold, false))
+            });
             VersionDrift {
-                version: v.version,
-                created_at: v.created_at,
-                model_id: v.model_id.clone(),
-                reason: v.reason.clone(),
-                confidence: v.confidence,
-                traits: v.traits.len(),
+                entry,
                 drift: report.as_ref().map(|r| r.score),
                 significant: report.is_some_and(|r| r.significant),
             }

@@ -40,13 +40,7 @@ pub fn router(app: Arc<App>, addr: SocketAddr, token: Option<&str>) -> axum::Rou
 /// `mira ui`: serves the browser alone on `addr` until the process is interrupted, then saves
 /// the vector index. A non-loopback address is refused unless a token is set.
 pub fn serve(app: Arc<App>, addr: SocketAddr) -> Result<()> {
-    let token = app
-        .config
-        .mcp
-        .http
-        .auth_token
-        .clone()
-        .filter(|t| !t.is_empty());
+    let token = app.config.mcp.http.token().map(str::to_owned);
     if !addr.ip().is_loopback() && token.is_none() {
         anyhow::bail!(
             "mira ui on {addr} would let anyone on the network read and delete memories: set mcp.http.auth_token in the config, or listen on 127.0.0.1"

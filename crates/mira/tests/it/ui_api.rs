@@ -36,6 +36,11 @@ fn json_of(r: Response) -> (u16, Value) {
     )
 }
 
+/// Whether an API refusal's message contains `words`.
+fn says(e: &Value, words: &str) -> bool {
+    e["error"].as_str().is_some_and(|m| m.contains(words))
+}
+
 /// A POST of `body` as JSON.
 fn post(http: &Client, url: String, body: &Value) -> reqwest::blocking::RequestBuilder {
     http.post(url)
@@ -112,28 +117,17 @@ fn the_api_needs_the_token_and_refuses_cross_site_and_foreign_host_requests() {
     assert_eq!(status, 401, "a store without the token must be refused");
 
     let bearer = format!("Bearer {TOKEN}");
-    let (status, s) = json_of(
-        http.get(api("status"))
-            .header(AUTHORIZATION, &bearer)
-            .send()
-            .expect("status"),
-    );
+    let read = |path: &str| {
+        let answer = http.get(api(path)).header(AUTHORIZATION, &bearer).send();
+        json_of(answer.expect("GET"))
+    };
+    let (status, s) = read("status");
     assert_eq!(status, 200, "{s}");
     assert_eq!(s["status"]["memories"], 0, "{s}");
     assert_eq!(s["soul"], false);
-    let (status, e) = json_of(
-        http.get(api("soul?agent=ada"))
-            .header(AUTHORIZATION, &bearer)
-            .send()
-            .expect("soul"),
-    );
+    let (status, e) = read("soul?agent=ada");
     assert_eq!(status, 404, "{e}");
-    assert!(
-        e["error"]
-            .as_str()
-            .is_some_and(|m| m.contains("--with-soul")),
-        "{e}"
-    );
+    assert!(says(&e, "--with-soul"), "{e}");
 
     // A change must carry a JSON body and come from the page's own origin.
     let form = http
@@ -152,12 +146,7 @@ fn the_api_needs_the_token_and_refuses_cross_site_and_foreign_host_requests() {
             .expect("cross-site"),
     );
     assert_eq!(status, 403, "{e}");
-    assert!(
-        e["error"]
-            .as_str()
-            .is_some_and(|m| m.contains("cross-site")),
-        "{e}"
-    );
+    assert!(says(&e, "cross-site"), "{e}");
     // A name that resolves to 127.0.0.1 but is not loopback's (DNS rebinding) is not answered.
     let (status, _) = json_of(
         http.get(api("status"))
@@ -183,36 +172,16 @@ fn the_api_needs_the_token_and_refuses_cross_site_and_foreign_host_requests() {
             .expect("forget"),
     );
     assert_eq!(status, 401, "a forget without the token must be refused");
-    let (status, page) = json_of(
-        http.get(api(&format!("memory?id={id}")))
-            .header(AUTHORIZATION, &bearer)
-            .send()
-            .expect("memory"),
-    );
+    let (status, page) = read(&format!("memory?id={id}"));
     assert_eq!(status, 200, "still there after the refused forget: {page}");
     assert_eq!(page["content"], memory["content"]);
     assert_eq!(page["wing"], "ops");
 
     // Bad input is a 400 that says what to do; an unknown id a 404.
-    let (status, e) = json_of(
-        http.get(api("recall?query=port&budget=0"))
-            .header(AUTHORIZATION, &bearer)
-            .send()
-            .expect("recall"),
-    );
+    let (status, e) = read("recall?query=port&budget=0");
     assert_eq!(status, 400, "{e}");
-    assert!(
-        e["error"]
-            .as_str()
-            .is_some_and(|m| m.contains("1 to 100000")),
-        "{e}"
-    );
-    let (status, e) = json_of(
-        http.get(api("memory?id=00000000-0000-4000-8000-000000000000"))
-            .header(AUTHORIZATION, &bearer)
-            .send()
-            .expect("memory"),
-    );
+    assert!(says(&e, "1 to 100000"), "{e}");
+    let (status, e) = read("memory?id=00000000-0000-4000-8000-000000000000");
     assert_eq!(status, 404, "{e}");
     let (status, e) = json_of(
         post(&http, api("pin"), &json!({"id": id}))
@@ -221,10 +190,7 @@ fn the_api_needs_the_token_and_refuses_cross_site_and_foreign_host_requests() {
             .expect("pin"),
     );
     assert_eq!(status, 400, "{e}");
-    assert!(
-        e["error"].as_str().is_some_and(|m| m.contains("pinned")),
-        "{e}"
-    );
+    assert!(says(&e, "pinned"), "{e}");
     assert!(server.stop().success());
 }
 
@@ -349,51 +315,33 @@ fn an_edit_refiles_a_memory_and_derives_its_fingerprint_again() {
     )
     .expect("no-op");
     assert!(same.changed.is_empty());
-    let refused = |req: EditRequest, expect: &str| match edit(&app, &req) {
-        Err(UseCaseError::Invalid(m)) | Err(UseCaseError::NotFound(m)) => {
-            assert!(m.contains(expect), "{m}")
-        }
-        other => panic!("{req:?} was not refused: {other:?}"),
+    let req = |id: &str, wing: Option<&str>, memory_type: Option<&str>| EditRequest {
+        id: id.into(),
+        wing: wing.map(Into::into),
+        room: None,
+        memory_type: memory_type.map(Into::into),
     };
-    refused(
-        EditRequest {
-            id: id.to_string(),
-            ..EditRequest::default()
-        },
-        "nothing to change",
-    );
-    refused(
-        EditRequest {
-            id: id.to_string(),
-            wing: Some("bad wing!".into()),
-            ..EditRequest::default()
-        },
-        "is invalid",
-    );
-    refused(
-        EditRequest {
-            id: id.to_string(),
-            memory_type: Some("poem".into()),
-            ..EditRequest::default()
-        },
-        "decision",
-    );
-    refused(
-        EditRequest {
-            id: twin.to_string(),
-            wing: Some("gamma".into()),
-            ..EditRequest::default()
-        },
-        "already holds the same text",
-    );
-    refused(
-        EditRequest {
-            id: "00000000-0000-4000-8000-000000000000".into(),
-            room: Some("x".into()),
-            ..EditRequest::default()
-        },
-        "no memory has id",
-    );
+    let (id, twin) = (id.to_string(), twin.to_string());
+    for (r, expect) in [
+        (req(&id, None, None), "nothing to change"),
+        (req(&id, Some("bad wing!"), None), "is invalid"),
+        (req(&id, None, Some("poem")), "decision"),
+        (
+            req(&twin, Some("gamma"), None),
+            "already holds the same text",
+        ),
+        (
+            req("00000000-0000-4000-8000-000000000000", Some("x"), None),
+            "no memory has id",
+        ),
+    ] {
+        match edit(&app, &r) {
+            Err(UseCaseError::Invalid(m)) | Err(UseCaseError::NotFound(m)) => {
+                assert!(m.contains(expect), "{m}")
+            }
+            other => panic!("{r:?} was not refused: {other:?}"),
+        }
+    }
 }
 
 #[test]

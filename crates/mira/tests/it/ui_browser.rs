@@ -208,6 +208,15 @@ async fn shown_results(c: &Client) -> (Vec<String>, String) {
     (ids, v["block"].as_str().expect("block").to_owned())
 }
 
+/// Searches the test's query with its budget from the search view; returns what it shows.
+async fn search(c: &Client) -> (Vec<String>, String) {
+    click(c, "nav a[data-view=search]").await;
+    type_into(c, "#q", QUERY).await;
+    type_into(c, "#budget", BUDGET).await;
+    click(c, "#search-form button[type=submit]").await;
+    shown_results(c).await
+}
+
 /// `mira recall` for the test's query and budget: item ids and the block.
 fn cli_recall(dir: &Path) -> (Vec<String>, String) {
     let r = run_json(dir, &["recall", QUERY, "--budget", BUDGET, "--json"]);
@@ -348,11 +357,7 @@ fn the_memory_browser_in_chromium() {
         screenshot(&c, "ui-wings.png").await;
 
         // A search shows exactly what `mira recall` answers for the same query and budget.
-        click(&c, "nav a[data-view=search]").await;
-        type_into(&c, "#q", QUERY).await;
-        type_into(&c, "#budget", BUDGET).await;
-        click(&c, "#search-form button[type=submit]").await;
-        let (ids, block) = shown_results(&c).await;
+        let (ids, block) = search(&c).await;
         let (cli_ids, cli_block) = cli_recall(d);
         assert!(!ids.is_empty(), "nothing recalled");
         assert_eq!(ids, cli_ids, "the page and mira recall disagree");
@@ -427,11 +432,7 @@ fn the_memory_browser_in_chromium() {
         click(&c, "#act-forget").await;
         confirm(&c).await;
         until(&c, "return document.body.dataset.view === 'timeline'", "the timeline after forgetting").await;
-        click(&c, "nav a[data-view=search]").await;
-        type_into(&c, "#q", QUERY).await;
-        type_into(&c, "#budget", BUDGET).await;
-        click(&c, "#search-form button[type=submit]").await;
-        let (again, block) = shown_results(&c).await;
+        let (again, block) = search(&c).await;
         assert!(!again.contains(&first), "{first} still recalled after forgetting it");
         assert_eq!((again, block), cli_recall(d));
 
