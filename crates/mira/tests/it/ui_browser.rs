@@ -15,8 +15,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const TOKEN: &str = "browser-s3cret";
-/// The LoCoMo conversation imported (its first sessions).
-const LOCOMO: &str = "/work/shared/data/locomo-dev/30.json";
+/// The LoCoMo conversation imported (its first sessions), in `common::locomo_dev_dir()`.
+const LOCOMO: &str = "30.json";
 const SESSIONS: usize = 4;
 const QUERY: &str = "What flooring does Jon want for his dance studio?";
 const BUDGET: &str = "600";
@@ -107,8 +107,11 @@ fn run_json(dir: &Path, args: &[&str]) -> Value {
 
 /// The first sessions of the LoCoMo conversation, as a LoCoMo file in `dir`.
 fn locomo_slice(dir: &Path) -> PathBuf {
-    let full: Value =
-        serde_json::from_str(&std::fs::read_to_string(LOCOMO).expect("LoCoMo file")).expect("JSON");
+    let full: Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::common::locomo_dev_dir().join(LOCOMO))
+            .expect("LoCoMo file"),
+    )
+    .expect("JSON");
     let mut slice = serde_json::Map::new();
     for key in ["speaker_a", "speaker_b"] {
         slice.insert(key.into(), full[key].clone());
