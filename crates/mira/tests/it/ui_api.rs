@@ -177,6 +177,36 @@ fn the_api_needs_the_token_and_refuses_cross_site_and_foreign_host_requests() {
     assert_eq!(page["content"], memory["content"]);
     assert_eq!(page["wing"], "ops");
 
+    // A memory's page shows its supersession chain both ways (a correction stored beside the
+    // running server, by the CLI).
+    let newer = mira_command(
+        dir.path(),
+        &[
+            "store",
+            "The staging database runs PostgreSQL 17 on port 5433.",
+            "--wing",
+            "ops",
+            "--supersedes",
+            &id,
+            "--json",
+        ],
+    )
+    .output()
+    .expect("mira store");
+    let newer: Value = serde_json::from_slice(&newer.stdout).expect("store JSON");
+    let newer = newer["id"].as_str().expect("id");
+    let (_, old_page) = read(&format!("memory?id={id}"));
+    assert_eq!(old_page["superseded_by"], newer, "{old_page}");
+    assert_eq!(old_page["later_versions"][0]["id"], newer, "{old_page}");
+    let (_, new_page) = read(&format!("memory?id={newer}"));
+    assert_eq!(
+        new_page["earlier_versions"][0]["id"],
+        id.as_str(),
+        "{new_page}"
+    );
+    assert_eq!(new_page["pinned"], false);
+    assert!(new_page["stored_at"].as_str().is_some(), "{new_page}");
+
     // Bad input is a 400 that says what to do; an unknown id a 404.
     let (status, e) = read("recall?query=port&budget=0");
     assert_eq!(status, 400, "{e}");

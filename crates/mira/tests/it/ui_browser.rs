@@ -358,6 +358,14 @@ fn the_memory_browser_in_chromium() {
         let wings = until(&c, "return [...document.querySelectorAll('.card.wing')].map(w => w.dataset.wing)", "wing names").await;
         assert_eq!(wings, json!(["locomo", "shop"]));
         screenshot(&c, "ui-wings.png").await;
+        // The keyboard: `/` opens the search with the query box focused.
+        c.active_element().await.expect("focus").send_keys("/").await.expect("key");
+        until(
+            &c,
+            "return document.body.dataset.view === 'search' && document.activeElement.id === 'q'",
+            "the search opened by /",
+        )
+        .await;
 
         // A search shows exactly what `mira recall` answers for the same query and budget.
         let (ids, block) = search(&c).await;

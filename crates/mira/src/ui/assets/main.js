@@ -117,10 +117,8 @@ async function route() {
   } catch (e) {
     put(main, h("section", {}, h("h1", {}, "Cannot show this page"), h("p", { class: "error" }, e.message)));
   }
-  if (!main.contains(document.activeElement) || document.activeElement === document.body) {
-    const first = main.querySelector("[autofocus]");
-    (first || main).focus({ preventScroll: true });
-  }
+  // The new view takes the focus: its first field when it has one, else the view itself.
+  (main.querySelector("[autofocus]") || main).focus({ preventScroll: true });
   document.body.dataset.view = name || "wings";
   document.body.dataset.renders = String(Number(document.body.dataset.renders || 0) + 1);
 }
