@@ -84,7 +84,13 @@ impl Driver {
 }
 
 impl Drop for Driver {
+    /// Asks chromedriver to quit its browsers too (a failed test leaves its session open),
+    /// then stops it.
     fn drop(&mut self) {
+        let _ = reqwest::blocking::Client::new()
+            .get(format!("{}/shutdown", self.url))
+            .timeout(Duration::from_secs(10))
+            .send();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
