@@ -24,4 +24,6 @@ mod soul_status;
 mod store_usecase;
 mod supersession;
 mod transfer;
+mod ui_api;
+mod ui_browser;
 mod webhooks;

@@ -6,7 +6,7 @@
 //! selected memories alone, in one query, and their sections printed at the cost the allocator
 //! paid for them: no tokenizer runs on this path but for the frame's few short lines.
 
-use super::{Candidate, Order, RecalledItem};
+use super::{why, Candidate, Order, RecalledItem};
 use crate::App;
 use mira_core::allocate::{self, AllocCandidate, AllocParams};
 use mira_core::memory::{Memory, MemoryId};
@@ -118,6 +118,14 @@ pub(super) fn build(
             superseded_by: m.superseded_by,
             pinned: c.card.pinned,
             text: text.clone(),
+            why: why::explain(&why::Picked {
+                rank: s.index,
+                of: cands.len(),
+                relevance: c.relevance,
+                pinned: c.card.pinned,
+                superseded_by: m.superseded_by,
+                mode: s.mode,
+            }),
         });
         sections.push(Placed {
             at: m.created_at,
