@@ -7,7 +7,7 @@ use crate::webhooks::{Dispatcher, MemoryEvent};
 use anyhow::{Context, Result};
 use mira_embed::Embedder;
 use mira_store::index::{IndexParams, VectorIndexManager};
-use mira_store::Store;
+use mira_store::{MemoryStore, SqliteStore};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
@@ -22,7 +22,7 @@ pub struct App {
     /// Where it came from.
     pub config_source: ConfigSource,
     /// The database.
-    pub store: Arc<Store>,
+    pub store: Arc<dyn MemoryStore>,
     /// The vector index over the stored embeddings.
     pub index: Arc<VectorIndexManager>,
     /// Identifies this process's session (memories stored through it carry it).
@@ -77,8 +77,8 @@ impl App {
         let dir = config.storage_dir();
         ensure_writable_dir(&dir)?;
         let db = config.db_path();
-        let store = Arc::new(
-            Store::open(&db, &config.sqlite_options())
+        let store: Arc<dyn MemoryStore> = Arc::new(
+            SqliteStore::open(&db, &config.sqlite_options())
                 .with_context(|| format!("cannot open the database {}", db.display()))?,
         );
         let h = &config.hnsw;
@@ -188,7 +188,7 @@ impl App {
 /// Computes, in the background, the section costs of memories stored before the current render
 /// format (an upgraded store, or an import without them); recall computes missing ones itself
 /// meanwhile. Each chunk is one transaction, so an interrupted pass resumes at the next start.
-fn spawn_cost_filler(store: Arc<Store>) {
+fn spawn_cost_filler(store: Arc<dyn MemoryStore>) {
     let fill = move || -> mira_store::Result<usize> {
         let version = mira_core::render::RENDER_VERSION;
         let mut done = 0;

@@ -8,9 +8,11 @@ use anyhow::Context;
 use chrono::{DateTime, Utc};
 use mira_core::causal::{self, CausalCandidate, CausalParams};
 use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
+use mira_core::tags::{Tag, TagKind};
 use mira_core::{classify, fingerprint, lexical, render, retract, slots, tags, tokens};
-use mira_store::index::{unit_cosine, SearchFilter};
-use mira_store::{NewEdge, NewMemory, NewTag};
+use mira_store::index::unit_cosine;
+use mira_store::Scope;
+use mira_store::{Edge, Embedding, NewMemory, RowFacts};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::time::Instant;
@@ -81,7 +83,7 @@ struct Prepared {
     memory: Memory,
     content_hash: String,
     fingerprint_tokens: u32,
-    tags: Vec<NewTag>,
+    tags: Vec<Tag>,
     supersedes: Option<MemoryId>,
     redacted: u32,
     pinned: bool,
@@ -110,14 +112,8 @@ pub fn stored_content(app: &App, content: &str) -> UseCaseResult<(String, u32)> 
 }
 
 /// The tags stored with a memory: from its content and its fingerprint.
-pub fn stored_tags(content: &str, fp: &fingerprint::Fingerprint) -> Vec<NewTag> {
+pub fn stored_tags(content: &str, fp: &fingerprint::Fingerprint) -> Vec<Tag> {
     tags::extract_tags(content, fp)
-        .into_iter()
-        .map(|t| NewTag {
-            tag: t.tag,
-            kind: t.kind.as_str().to_owned(),
-        })
-        .collect()
 }
 
 fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
@@ -134,7 +130,7 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
     let supersedes = req
         .supersedes
         .as_deref()
-        .map(|s| validate::memory_id(&app.store, s))
+        .map(|s| validate::memory_id(&*app.store, s))
         .transpose()?;
     let fp = fingerprint::extract(
         &content,
@@ -190,17 +186,22 @@ fn relate(
     let entities: Vec<String> = p
         .tags
         .iter()
-        .filter(|t| t.kind == "entity")
+        .filter(|t| t.kind == TagKind::Entity)
         .map(|t| t.tag.clone())
         .collect();
     let candidates: Vec<CausalCandidate> = recent
         .iter()
-        .filter(|r| r.created_at <= now_ms)
-        .map(|r| CausalCandidate {
-            id: r.id,
-            similarity: unit_cosine(&r.embedding, embedding),
-            age_days: (now_ms - r.created_at) as f64 / 86_400_000.0,
-            shared_entities: r.entities.iter().filter(|e| entities.contains(e)).count(),
+        .filter(|r| r.memory.created_at.timestamp_millis() <= now_ms)
+        .filter_map(|r| {
+            Some(CausalCandidate {
+                id: r.memory.id,
+                similarity: unit_cosine(&r.embedding.as_ref()?.vector, embedding),
+                age_days: (now_ms - r.memory.created_at.timestamp_millis()) as f64 / 86_400_000.0,
+                shared_entities: r
+                    .entities()
+                    .filter(|e| entities.iter().any(|x| x == e))
+                    .count(),
+            })
         })
         .collect();
     let near = candidates
@@ -244,7 +245,7 @@ fn retraction_targets(app: &App, m: &Memory, embedding: &[f32]) -> UseCaseResult
         return Ok(Vec::new());
     }
     app.sync_index();
-    let hits = app.index.search(embedding, 5, &SearchFilter::wing(&m.wing));
+    let hits = app.index.search(embedding, 5, &Scope::wing(&m.wing));
     let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).collect();
     let memories = app.store.memories(&ids)?;
     let named = hits.iter().find(|h| {
@@ -342,26 +343,33 @@ fn new_memory(
         retracted: retracted.clone(),
         redacted: p.redacted,
     };
+    let stored_at = Utc::now().timestamp_millis();
     let new = NewMemory {
-        content_hash: p.content_hash,
-        fingerprint_tokens: p.fingerprint_tokens,
-        stored_at: Utc::now().timestamp_millis(),
-        metadata: serde_json::Value::Object(metadata).to_string(),
-        model: app.config.embeddings.current_model.clone(),
+        facts: RowFacts {
+            content_hash: p.content_hash,
+            stored_at,
+            archived_at: None,
+            metadata: serde_json::Value::Object(metadata).to_string(),
+            fingerprint_tokens: p.fingerprint_tokens,
+            pinned: p.pinned,
+            costs: Some(render::mode_costs(&p.memory)),
+        },
         tags: p.tags,
-        edges: links
+        embedding: Some(Embedding {
+            model: app.config.embeddings.current_model.clone(),
+            vector: embedding,
+        }),
+        causes: links
             .iter()
-            .map(|l| NewEdge {
-                from: l.target,
+            .map(|l| Edge {
+                other: l.target,
                 relation: l.relation,
-                confidence: l.confidence,
+                confidence: f64::from(l.confidence),
+                detected_at: stored_at,
             })
             .collect(),
         supersedes: superseded,
         retracts: retracted,
-        embedding,
-        costs: render::mode_costs(&p.memory),
-        pinned: p.pinned,
         memory: p.memory,
     };
     Ok((new, outcome))
@@ -378,6 +386,7 @@ fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
     if p.pinned && app.store.set_pinned(id, true)? {
         app.sync_index();
     }
+    let facts = existing.fact_count();
     let m = existing.memory;
     Ok(Some(StoreOutcome {
         id,
@@ -385,7 +394,7 @@ fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
         memory_type: m.memory_type,
         wing: m.wing,
         room: m.room,
-        facts: existing.fact_count,
+        facts,
         tokens: m.token_count,
         near_duplicate_of: None,
         links: vec![],

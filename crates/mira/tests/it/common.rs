@@ -70,3 +70,36 @@ pub fn locomo_dev_dir() -> std::path::PathBuf {
         })
         .join("data/locomo-dev")
 }
+
+/// The stored embedding of memory `id` (it must exist and have one).
+pub fn embedding(app: &App, id: mira_core::memory::MemoryId) -> Vec<f32> {
+    let parts = mira_store::Parts {
+        embedding: true,
+        ..mira_store::Parts::NONE
+    };
+    app.store
+        .get(id, parts)
+        .unwrap()
+        .and_then(|m| m.embedding)
+        .map(|e| e.vector)
+        .unwrap()
+}
+
+/// Runs raw SQL on the app's SQLite store in one write transaction (as another process or a
+/// bug could); returns the rows `sql` changed.
+pub fn sql(app: &App, sql: &str, params: impl rusqlite::Params) -> usize {
+    app.store
+        .as_sqlite()
+        .expect("a SQLite store")
+        .write(|tx| Ok(tx.execute(sql, params)?))
+        .unwrap()
+}
+
+/// Inserts a causal edge `from → to` with SQL (as another process or a bug could).
+pub fn edge(app: &App, from: mira_core::memory::MemoryId, to: mira_core::memory::MemoryId) {
+    sql(
+        app,
+        "INSERT INTO causal_edges (from_id, to_id, relation, confidence, detected_at) VALUES (?1, ?2, 'because', 0.5, 0)",
+        (from.to_string(), to.to_string()),
+    );
+}

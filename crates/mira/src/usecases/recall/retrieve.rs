@@ -10,7 +10,8 @@ use anyhow::Context;
 use mira_core::lexical;
 use mira_core::rank::{self, Moments, RankParams};
 use mira_core::{expand, fusion};
-use mira_store::index::{unit_cosine, Catalog, IndexView, SearchFilter};
+use mira_store::index::{unit_cosine, Catalog, IndexView};
+use mira_store::Scope;
 use std::collections::HashSet;
 
 /// The query's embedding: cached; with expansion, the normalised mean of the variants' embeddings.
@@ -39,7 +40,7 @@ pub fn query_vector(app: &App, query: &str) -> anyhow::Result<Vec<f32>> {
 pub(super) struct RankInput<'a> {
     pub query: &'a str,
     pub qvec: &'a [f32],
-    pub filter: SearchFilter,
+    pub filter: Scope,
     pub mode: Retrieval,
     pub params: RankParams,
     /// Scopes up to this size are scored whole; larger ones from the best `k` of each search

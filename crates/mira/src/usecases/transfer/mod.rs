@@ -18,7 +18,7 @@ use crate::App;
 use anyhow::Context;
 use line::{Line, Parsed};
 use mira_core::memory::MemoryId;
-use mira_store::{Relation, RestoreMemory, StoredEmbedding};
+use mira_store::{Embedding, Parts, Relation};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::io::{BufRead, Write};
@@ -35,11 +35,13 @@ pub fn export(
     if let Some(w) = wing {
         validate::name("wing", w)?;
     }
-    let n = app.store.export_memories(wing, embeddings, |m| {
-        let line = Line::from_full(m).map_err(anyhow::Error::msg)?;
-        writeln!(out, "{}", serde_json::to_string(&line)?)?;
-        Ok::<_, anyhow::Error>(())
-    });
+    let n = app
+        .store
+        .export_memories(wing, Parts::export(embeddings), |m| {
+            let line = Line::from_stored(m).map_err(anyhow::Error::msg)?;
+            writeln!(out, "{}", serde_json::to_string(&line)?)?;
+            Ok::<_, anyhow::Error>(())
+        });
     let n = n.and_then(|n| Ok(out.flush().map(|_| n)?));
     n.map_err(|e| UseCaseError::Internal(e.context("export failed")))
 }
@@ -179,7 +181,7 @@ impl<'a> Import<'a> {
     }
 
     fn add(&mut self, p: Parsed) -> UseCaseResult<()> {
-        let r = &p.record;
+        let (r, hash) = (&p.memory.memory, &p.memory.facts.content_hash);
         for edge in &p.causes {
             self.relations.push(Relation::Edge {
                 to: r.id,
@@ -190,15 +192,11 @@ impl<'a> Import<'a> {
             self.relations
                 .push(Relation::Supersession { memory: r.id, by });
         }
-        let content_key = (r.wing.clone(), r.content_hash.clone());
+        let content_key = (r.wing.clone(), hash.clone());
         let duplicate = self.seen_ids.contains(&r.id)
             || self.seen_content.contains(&content_key)
             || self.app.store.contains(r.id)?
-            || self
-                .app
-                .store
-                .find_by_hash(&r.wing, &r.content_hash)?
-                .is_some();
+            || self.app.store.find_by_hash(&r.wing, hash)?.is_some();
         if duplicate {
             self.report.duplicates += 1;
             return Ok(());
@@ -219,8 +217,13 @@ impl<'a> Import<'a> {
         let model = &self.app.config.embeddings.current_model;
         let missing: Vec<&str> = batch
             .iter()
-            .filter(|p| p.embedding.as_ref().is_none_or(|e| &e.model != model))
-            .map(|p| p.record.content.as_str())
+            .filter(|p| {
+                p.memory
+                    .embedding
+                    .as_ref()
+                    .is_none_or(|e| &e.model != model)
+            })
+            .map(|p| p.memory.memory.content.as_str())
             .collect();
         let mut fresh = if missing.is_empty() {
             Vec::new()
@@ -232,20 +235,17 @@ impl<'a> Import<'a> {
         }
         .into_iter();
         self.report.embedded += missing.len() as u64;
-        let memories: Vec<RestoreMemory> = batch
+        let memories: Vec<_> = batch
             .into_iter()
             .map(|p| {
-                let embedding = match p.embedding {
-                    Some(e) if &e.model == model => e,
-                    _ => StoredEmbedding {
+                let mut m = p.memory;
+                if m.embedding.as_ref().is_none_or(|e| &e.model != model) {
+                    m.embedding = Some(Embedding {
                         model: model.clone(),
                         vector: fresh.next().unwrap_or_default(),
-                    },
-                };
-                RestoreMemory {
-                    record: p.record,
-                    embedding,
+                    });
                 }
+                m
             })
             .collect();
         let out = self
