@@ -49,9 +49,9 @@ impl App {
     /// Opens the store described by `config` (creating the storage directory and applying
     /// migrations). The embedding model is loaded on first use.
     pub fn open(config: Config, config_source: ConfigSource) -> Result<App> {
-        let dir = model_dir(&config);
+        let embeddings = config.embeddings.clone();
         let factory: EmbedderFactory = Box::new(move || {
-            let model = mira_embed::MiniLm::load(&dir)?;
+            let model = load_model(&embeddings)?;
             Ok(Arc::new(model) as Arc<dyn Embedder>)
         });
         Self::open_with(config, config_source, factory)
@@ -219,6 +219,16 @@ fn spawn_cost_filler(store: Arc<Store>) {
 
 fn model_dir(config: &Config) -> PathBuf {
     mira_embed::resolve_model_dir(config.embeddings.model_dir.as_deref())
+}
+
+/// Loads the embedding model as `embeddings:` configures it (directory, precision, threads,
+/// batch size).
+pub fn load_model(embeddings: &crate::config::EmbeddingsConfig) -> Result<mira_embed::MiniLm> {
+    let dir = mira_embed::resolve_model_dir(embeddings.model_dir.as_deref());
+    Ok(mira_embed::MiniLm::load_with(
+        &dir,
+        &embeddings.model_options(),
+    )?)
 }
 
 /// Creates `dir` if needed and checks that files can be written in it.
