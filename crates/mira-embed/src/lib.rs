@@ -25,11 +25,14 @@
 //!
 //! # Batching
 //!
-//! One thread per loaded model runs the forward passes. Each [`Embedder::embed_batch`] call
-//! is sorted by token count and queued; before each pass the thread takes the texts of every
-//! waiting call (smallest calls first) up to [`ModelOptions::batch_size`], and cuts them into
-//! passes of similar lengths. Concurrent callers are thus embedded together, and a single text
-//! queued beside a long import waits for one pass, not for the import.
+//! A loaded model has one thread per core (see [`ModelOptions::threads`]), each with its own
+//! ONNX Runtime session (the weights prepared for the kernels are shared): passes run side by
+//! side instead of splitting every operator across cores. Each [`Embedder::embed_batch`] call
+//! is sorted by token count and queued; a free model thread takes a share of the texts waiting
+//! (smallest calls first, up to [`ModelOptions::batch_size`]) and cuts them into passes of
+//! similar lengths. Concurrent callers are thus embedded together, a few texts (a query's
+//! variants) are spread over the cores, and a single text queued beside a long import waits
+//! for one pass, not for the import.
 //!
 //! # Model directory
 //!

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use tokenizers::{Tokenizer, TruncationParams};
 
-use crate::runtime::{Runtime, LIBRARY_FILE};
+use crate::runtime::{shared_weights, Runtime, LIBRARY_FILE};
 use crate::worker::Worker;
 use crate::{EmbedError, Embedder, ModelOptions, Precision, DEFAULT_MODEL_NAME, DIMENSION};
 
@@ -31,7 +31,8 @@ struct BertConfig {
 /// Embeddings are masked mean-pooled last hidden states, L2-normalised; see the crate docs
 /// for the full pipeline. `MiniLm` is `Send + Sync`: share it behind an `Arc` and call it from
 /// several threads. Texts are tokenized on the calling thread; the forward passes run on the
-/// model thread, which batches the texts of concurrent calls together.
+/// model threads (one per [`threads`](ModelOptions::threads)), which batch the texts of
+/// concurrent calls together.
 pub struct MiniLm {
     tokenizer: Tokenizer,
     worker: Worker,
@@ -136,8 +137,11 @@ impl MiniLm {
             ));
         }
 
-        let runtime = Runtime::load(&library, &graph, options.effective_threads())?;
-        let worker = Worker::start(runtime, options.batch_size)?;
+        let weights = shared_weights(&library)?;
+        let runtimes = (0..options.effective_threads())
+            .map(|_| Runtime::load(&library, &graph, &weights))
+            .collect::<Result<Vec<_>, _>>()?;
+        let worker = Worker::start(runtimes, options.batch_size)?;
         let name = match options.precision {
             Precision::F32 => DEFAULT_MODEL_NAME.to_owned(),
             p => format!("{DEFAULT_MODEL_NAME}-{p}"),

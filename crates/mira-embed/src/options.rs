@@ -63,7 +63,7 @@ pub const DEFAULT_BATCH_SIZE: usize = 32;
 pub struct ModelOptions {
     /// Which graph to run.
     pub precision: Precision,
-    /// Threads of one forward pass; 0 uses every core.
+    /// Model threads, each running its own forward passes; 0: one per core.
     pub threads: usize,
     /// Most texts per forward pass (at least 1).
     pub batch_size: usize,
@@ -80,7 +80,7 @@ impl Default for ModelOptions {
 }
 
 impl ModelOptions {
-    /// The thread count to give ONNX Runtime: `threads`, or the number of cores when 0.
+    /// The number of model threads: `threads`, or the number of cores when 0.
     pub(crate) fn effective_threads(&self) -> usize {
         if self.threads > 0 {
             return self.threads;

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use ort::environment::Environment;
-use ort::session::builder::GraphOptimizationLevel;
+use ort::session::builder::{GraphOptimizationLevel, PrepackedWeights};
 use ort::session::Session;
 use ort::value::Tensor;
 
@@ -35,26 +35,38 @@ fn environment(library: &Path) -> Result<&'static Environment, EmbedError> {
         })
 }
 
-/// One loaded graph. `run` needs `&mut self`: ONNX Runtime's `Run` is not safe to call from
-/// several threads at once, so the session lives on the model thread.
+/// Weights prepared once for ONNX Runtime's kernels, shared by the sessions of one model.
+pub(crate) fn shared_weights(library: &Path) -> Result<PrepackedWeights, EmbedError> {
+    environment(library)?;
+    Ok(PrepackedWeights::new())
+}
+
+/// One session of a graph, running each forward pass on the calling thread. `run` needs
+/// `&mut self`: ONNX Runtime's `Run` is not safe to call from several threads at once, so
+/// each model thread owns a session; sessions of one model share `weights`.
 pub(crate) struct Runtime {
     session: Session,
 }
 
 impl Runtime {
-    /// Loads `graph` with the library at `library`, running forward passes on `threads` threads.
-    pub(crate) fn load(library: &Path, graph: &Path, threads: usize) -> Result<Self, EmbedError> {
+    /// Loads `graph` with the library at `library`.
+    pub(crate) fn load(
+        library: &Path,
+        graph: &Path,
+        weights: &PrepackedWeights,
+    ) -> Result<Self, EmbedError> {
         let env = environment(library)?;
         let invalid = |e: ort::Error| EmbedError::InvalidModel {
             path: graph.to_path_buf(),
             reason: e.to_string(),
         };
+        // One thread per session: the model threads run passes side by side instead of
+        // splitting each operator (and waiting for each other after it).
         let session = Session::builder(env)
             .and_then(|b| Ok(b.with_optimization_level(GraphOptimizationLevel::All)?))
-            .and_then(|b| Ok(b.with_intra_threads(threads)?))
+            .and_then(|b| Ok(b.with_intra_threads(1)?))
             .and_then(|b| Ok(b.with_inter_threads(1)?))
-            // Spinning workers would take the CPU the store pipeline runs on between passes.
-            .and_then(|b| Ok(b.with_intra_op_spinning(false)?))
+            .and_then(|b| Ok(b.with_prepacked_weights(weights)?))
             .and_then(|mut b| b.commit_from_file(graph))
             .map_err(invalid)?;
         let names = |list: &[ort::value::Outlet]| -> Vec<String> {

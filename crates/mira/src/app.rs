@@ -33,6 +33,9 @@ pub struct App {
     pub metrics: Arc<Metrics>,
     webhooks: Option<Dispatcher>,
     embedder: OnceLock<Arc<dyn Embedder>>,
+    /// Held while the model loads, so that callers arriving meanwhile wait for that load
+    /// instead of starting their own.
+    loading: Mutex<()>,
     factory: EmbedderFactory,
     query_cache: Mutex<lru::LruCache<String, Vec<f32>>>,
 }
@@ -119,12 +122,17 @@ impl App {
             metrics,
             webhooks,
             embedder: OnceLock::new(),
+            loading: Mutex::new(()),
             factory,
         })
     }
 
-    /// The embedder, loading the model the first time.
+    /// The embedder, loading the model the first time (once, however many threads ask).
     pub fn embedder(&self) -> Result<Arc<dyn Embedder>> {
+        if let Some(e) = self.embedder.get() {
+            return Ok(e.clone());
+        }
+        let _loading = self.loading.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(e) = self.embedder.get() {
             return Ok(e.clone());
         }

@@ -157,7 +157,7 @@ pub struct EmbeddingsConfig {
     pub cache_size: usize,
     /// The graph the model runs: `f32` (the reference vectors) or `int8` (quantised, faster).
     pub precision: mira_embed::Precision,
-    /// Threads of one forward pass; 0 uses every core.
+    /// Model threads (each runs its own forward passes); 0: one per core.
     pub threads: usize,
 }
 impl Default for EmbeddingsConfig {

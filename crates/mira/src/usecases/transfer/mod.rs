@@ -24,6 +24,7 @@ use std::collections::HashSet;
 use std::io::{BufRead, Write};
 use std::path::Path;
 use std::sync::mpsc::{Receiver, SyncSender};
+use std::thread::Scope;
 
 /// Writes every memory (of `wing`, or all) as JSON lines to `out`, oldest first, with the
 /// embeddings when `embeddings` is true. Returns how many were written.
@@ -86,7 +87,7 @@ pub fn import_jsonl(
     std::thread::scope(|s| {
         let (windows, received) = std::sync::mpsc::sync_channel(1);
         let writer = s.spawn(|| restore_windows(app, received));
-        let read = read_lines(app, input, progress, windows);
+        let read = read_lines(s, app, input, progress, windows);
         let written = writer.join().unwrap_or_else(|_| {
             Err(UseCaseError::Internal(anyhow::anyhow!(
                 "the import's writer thread panicked"
@@ -103,13 +104,14 @@ pub fn import_jsonl(
 }
 
 /// Reads, checks and embeds the lines, sending each full window to the writer.
-fn read_lines(
-    app: &App,
+fn read_lines<'s, 'a>(
+    scope: &'s Scope<'s, 'a>,
+    app: &'a App,
     mut input: impl BufRead,
     progress: &mut dyn FnMut(u64),
     windows: SyncSender<Window>,
 ) -> UseCaseResult<ImportReport> {
-    let mut job = Import::new(app, windows);
+    let mut job = Import::new(scope, app, windows);
     let now = chrono::Utc::now().timestamp_millis();
     let min_entity = app.config.extraction.min_entity_length;
     let (mut buf, mut line_no, mut read) = (Vec::new(), 0u64, 0u64);
@@ -199,7 +201,10 @@ struct Window {
 }
 
 /// The reading side of a JSONL import: the window being filled and what was seen.
-struct Import<'a> {
+struct Import<'s, 'a> {
+    scope: &'s Scope<'s, 'a>,
+    /// Whether the model is loading (or loaded): started by the first line to embed.
+    model_asked: bool,
     app: &'a App,
     batch: Vec<Parsed>,
     relations: Vec<Relation>,
@@ -209,9 +214,11 @@ struct Import<'a> {
     windows: SyncSender<Window>,
 }
 
-impl<'a> Import<'a> {
-    fn new(app: &'a App, windows: SyncSender<Window>) -> Self {
+impl<'s, 'a> Import<'s, 'a> {
+    fn new(scope: &'s Scope<'s, 'a>, app: &'a App, windows: SyncSender<Window>) -> Self {
         Import {
+            scope,
+            model_asked: false,
             app,
             batch: Vec::new(),
             relations: Vec::new(),
@@ -249,11 +256,24 @@ impl<'a> Import<'a> {
         }
         self.seen_ids.insert(r.id);
         self.seen_content.insert(content_key);
+        if !self.model_asked && self.needs_embedding(&p) {
+            // The model loads while the window fills (an error comes again from the
+            // embedding itself).
+            self.model_asked = true;
+            let app = self.app;
+            self.scope.spawn(move || app.embedder().map(|_| ()));
+        }
         self.batch.push(p);
         if self.batch.len() >= WINDOW {
             self.flush()?;
         }
         Ok(())
+    }
+
+    /// Whether `p` has no embedding of the current model.
+    fn needs_embedding(&self, p: &Parsed) -> bool {
+        let model = &self.app.config.embeddings.current_model;
+        p.embedding.as_ref().is_none_or(|e| &e.model != model)
     }
 
     /// Embeds what has no usable embedding and hands the window to the writer.
@@ -262,7 +282,7 @@ impl<'a> Import<'a> {
         let model = &self.app.config.embeddings.current_model;
         let missing: Vec<&str> = batch
             .iter()
-            .filter(|p| p.embedding.as_ref().is_none_or(|e| &e.model != model))
+            .filter(|p| self.needs_embedding(p))
             .map(|p| p.record.content.as_str())
             .collect();
         let mut fresh = if missing.is_empty() {
