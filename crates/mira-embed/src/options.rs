@@ -55,8 +55,10 @@ impl FromStr for Precision {
     }
 }
 
-/// Default number of texts per forward pass.
-pub const DEFAULT_BATCH_SIZE: usize = 32;
+/// Default number of texts per forward pass: on the 2-core machines measured, passes of 4–8
+/// short texts cost 10–20% less CPU per text than passes of 32 (their activations stay in the
+/// cache), and more passes cost little.
+pub const DEFAULT_BATCH_SIZE: usize = 8;
 
 /// How [`MiniLm`](crate::MiniLm) runs the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -167,7 +167,7 @@ impl Default for EmbeddingsConfig {
             model_dir: None,
             model_hash: None,
             dimension: 384,
-            batch_size: 32,
+            batch_size: mira_embed::DEFAULT_BATCH_SIZE,
             cache_size: 1000,
             precision: mira_embed::Precision::default(),
             threads: 0,
