@@ -67,6 +67,8 @@ fn bench_allocate(c: &mut Criterion) {
             costs: render::mode_costs(m),
             header_only: false,
             pinned: false,
+            day: (i / 10) as i64,
+            day_cost: 5,
         })
         .collect();
     // A precomputed similarity matrix stands in for the embeddings' dot products.
@@ -100,9 +102,16 @@ fn bench_render(c: &mut Criterion) {
     });
     c.bench_function("render/100 verbatim sections + context block", |b| {
         b.iter(|| {
-            let sections: Vec<(String, u32)> = mems
+            let sections: Vec<render::Placed> = mems
                 .iter()
-                .map(|m| render::section(RenderMode::Verbatim, black_box(m)))
+                .map(|m| {
+                    let (text, cost) = render::section(RenderMode::Verbatim, black_box(m));
+                    render::Placed {
+                        at: m.created_at,
+                        text,
+                        cost,
+                    }
+                })
                 .collect();
             let frame = render::Frame {
                 query: "database connection pool",

@@ -15,8 +15,12 @@
 //!   fingerprint, else its header. With budget to spare every relevant memory is verbatim;
 //!   cheaper forms appear only when they let one more relevant memory in.
 //!
-//! **Hard invariant:** the sum of the selected costs never exceeds the budget (costs are the
-//! exact token counts of the rendered sections, see [`crate::render::mode_costs`]). The same
+//! - Memories are shown under the **day** they happened: a day line comes before a memory whose
+//!   day differs from the one shown before it, and its tokens count where it is printed.
+//!
+//! **Hard invariant:** the sum of the selected costs and day lines never exceeds the budget
+//! (costs are the exact token counts of the rendered sections, see
+//! [`crate::render::mode_costs`], and of the day lines, [`crate::render::day_line`]). The same
 //! inputs always give the same output.
 
 /// How a selected memory is rendered.
@@ -83,6 +87,11 @@ pub struct AllocCandidate {
     pub header_only: bool,
     /// Shown before everything else, within the pinned share of the budget.
     pub pinned: bool,
+    /// The day it happened (equal for memories of the same day, e.g. days since 1970).
+    pub day: i64,
+    /// Tokens of its day line, printed before it unless the memory shown before it is of the
+    /// same day.
+    pub day_cost: u32,
 }
 
 /// Allocator parameters.
@@ -119,6 +128,8 @@ pub struct Selection {
     pub mode: RenderMode,
     /// The tokens it costs in that mode.
     pub cost: u32,
+    /// Tokens of the day line printed before it (0: the memory before it is of the same day).
+    pub heading: u32,
 }
 
 /// The richest mode of `c` that costs at most `room` (only the header when `header_only`).
@@ -137,8 +148,10 @@ fn fitting_mode(c: &AllocCandidate, room: u32, header_only: bool) -> Option<Rend
 
 /// Selects memories for `budget` tokens from `cands`, given in relevance order.
 /// `similarity(a, b)` is the similarity in [0, 1] of candidates `a` and `b` (NaN counts as 0).
-/// Returns the pinned selections first, then the others, each group in input order; their costs
-/// sum to at most `budget`.
+/// Returns the pinned selections first, then the others, each group in input order (the order
+/// they are shown in, which decides where day lines go); their costs and headings sum to at
+/// most `budget`. Shown in any other order, the same selections need no more day lines than
+/// the memories have distinct days, which is never more than this order needs.
 pub fn allocate(
     cands: &[AllocCandidate],
     budget: u32,
@@ -158,18 +171,24 @@ pub fn allocate(
             return;
         }
         let c = &cands[i];
+        let same_day = selected.last().is_some_and(|s| cands[s.index].day == c.day);
+        let heading = if same_day { 0 } else { c.day_cost };
         let redundant = !c.header_only
             && selected.iter().any(|s| {
                 let sim = similarity(i, s.index);
                 !sim.is_nan() && sim >= params.redundancy
             });
-        if let Some(mode) = fitting_mode(c, limit - used, c.header_only || redundant) {
+        let Some(room) = limit.saturating_sub(used).checked_sub(heading) else {
+            return;
+        };
+        if let Some(mode) = fitting_mode(c, room, c.header_only || redundant) {
             let cost = c.costs.get(mode);
-            used += cost;
+            used += cost + heading;
             selected.push(Selection {
                 index: i,
                 mode,
                 cost,
+                heading,
             });
         }
     };
@@ -199,6 +218,8 @@ mod tests {
             },
             header_only: false,
             pinned: false,
+            day: 0,
+            day_cost: 0,
         }
     }
 
@@ -295,6 +316,34 @@ mod tests {
             sel,
             vec![RenderMode::Verbatim, RenderMode::Header, RenderMode::Header]
         );
+    }
+
+    #[test]
+    fn a_day_line_is_paid_where_the_day_changes() {
+        let day = |d: i64, v: u32| AllocCandidate {
+            day: d,
+            day_cost: 5,
+            ..cand(1.0, 3, NOT_OFFERED, v)
+        };
+        let c = [day(1, 10), day(1, 10), day(2, 10), day(1, 10)];
+        let sel = allocate(&c, 1000, &AllocParams::default(), &mut |_, _| 0.0);
+        let headings: Vec<u32> = sel.iter().map(|s| s.heading).collect();
+        assert_eq!(headings, vec![5, 0, 5, 5]);
+        // 15 + 10 fit the first two; the third needs its day line too: 10 + 5 > 9 left, so
+        // it is a header (3 + 5); the fourth's day line alone fits no more.
+        let sel = allocate(&c, 34, &AllocParams::default(), &mut |_, _| 0.0);
+        let got: Vec<(usize, RenderMode, u32)> =
+            sel.iter().map(|s| (s.index, s.mode, s.heading)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, RenderMode::Verbatim, 5),
+                (1, RenderMode::Verbatim, 0),
+                (2, RenderMode::Header, 5)
+            ]
+        );
+        let total: u32 = sel.iter().map(|s| s.cost + s.heading).sum();
+        assert!(total <= 34);
     }
 
     #[test]

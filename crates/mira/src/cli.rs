@@ -478,6 +478,10 @@ pub enum EvalBench {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        /// Also write each question's 50 best memories of every system, with their relevance,
+        /// to FILE (JSON lines), for failure analysis.
+        #[arg(long, value_name = "FILE")]
+        questions: Option<PathBuf>,
     },
 }
 
@@ -763,6 +767,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     loco,
                     no_embedding_cache,
                     json,
+                    questions,
                 },
         } => {
             let (config, model) = measuring(&cli, *budget)?;
@@ -776,6 +781,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 max_questions: *max_questions,
                 k: k.map(usize::from),
                 loco: *loco,
+                questions: questions.clone(),
             };
             let report = crate::eval::run(&config, cache.clone(), &opts)?;
             if let Err(e) = cache.save() {

@@ -362,6 +362,23 @@ pub struct EvalOptions {
     pub k: Option<usize>,
     /// Run the leave-one-conversation-out evaluation over [`loco_grid`].
     pub loco: bool,
+    /// Write each question's best memories per system to this file (JSON lines).
+    pub questions: Option<PathBuf>,
+}
+
+/// Memories listed per system and question in the `--questions` file.
+const LISTED: usize = 50;
+
+/// One line of the `--questions` file: a question and the best [`LISTED`] memories of each
+/// system, as (turn id, relevance) pairs.
+#[derive(Debug, Serialize)]
+struct QuestionLine<'a> {
+    conversation: &'a str,
+    question: &'a str,
+    category: u8,
+    evidence: &'a [String],
+    /// Per system, its best memories as (turn id, relevance), best first.
+    ranked: BTreeMap<&'static str, Vec<(&'a str, f32)>>,
 }
 
 const SYSTEMS: [(&str, Retrieval); 4] = [
@@ -441,6 +458,12 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
     let mut grid_scores: Vec<Vec<Vec<f64>>> = Vec::new();
     let mut grid = Vec::new();
     let (mut questions, mut turns, mut skipped) = (0, 0, 0);
+    let mut question_file = match &opts.questions {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+        )),
+        None => None,
+    };
     for (ci, conv) in convs.iter().enumerate() {
         let tmp = tempfile::tempdir().context("cannot create a temporary store")?;
         let mut cfg = base.clone();
@@ -479,9 +502,22 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
                 wing: Some(wing.clone()),
                 ..RecallRequest::default()
             };
+            let mut listed = BTreeMap::new();
             for (name, mode) in SYSTEMS {
                 let out = recall_with(&app, &req, mode)
                     .map_err(|e| anyhow::anyhow!("recall '{}': {e}", q.text))?;
+                listed.insert(
+                    name,
+                    out.ranking
+                        .iter()
+                        .zip(&out.relevances)
+                        .take(LISTED)
+                        .flat_map(|(id, r)| {
+                            let turns = by_id.get(id).into_iter().flatten();
+                            turns.map(move |t| (t.dia_id.as_str(), *r))
+                        })
+                        .collect(),
+                );
                 let mut rec = Record {
                     conversation: ci,
                     system: name,
@@ -513,6 +549,17 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
                     rec.s10 = want.intersection(&got).count() as f64 / want.len() as f64;
                 }
                 records.push(rec);
+            }
+            if let Some(w) = question_file.as_mut() {
+                let line = QuestionLine {
+                    conversation: &conv.name,
+                    question: &q.text,
+                    category: q.category,
+                    evidence: &q.evidence,
+                    ranked: listed,
+                };
+                serde_json::to_writer(&mut *w, &line)?;
+                std::io::Write::write_all(w, b"\n")?;
             }
             if q.category == 5 {
                 continue;
@@ -568,6 +615,9 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
     let loco = opts
         .loco
         .then(|| leave_one_out(&convs, &grid, &grid_scores));
+    if let Some(mut w) = question_file {
+        std::io::Write::flush(&mut w).context("cannot write the questions file")?;
+    }
     Ok(EvalReport {
         systems,
         conversations,

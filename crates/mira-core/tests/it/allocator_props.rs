@@ -26,18 +26,29 @@ fn cost() -> impl Strategy<Value = u32> {
 }
 
 fn candidate() -> impl Strategy<Value = AllocCandidate> {
-    (relevance(), cost(), cost(), cost(), any::<u8>()).prop_map(
-        |(relevance, header, fingerprint, verbatim, flags)| AllocCandidate {
-            relevance,
-            costs: ModeCosts {
-                header,
-                fingerprint,
-                verbatim,
-            },
-            header_only: flags % 7 == 0,
-            pinned: flags % 5 == 0,
-        },
+    (
+        relevance(),
+        cost(),
+        cost(),
+        cost(),
+        any::<u8>(),
+        0..4i64,
+        0..12u32,
     )
+        .prop_map(
+            |(relevance, header, fingerprint, verbatim, flags, day, day_cost)| AllocCandidate {
+                relevance,
+                costs: ModeCosts {
+                    header,
+                    fingerprint,
+                    verbatim,
+                },
+                header_only: flags % 7 == 0,
+                pinned: flags % 5 == 0,
+                day,
+                day_cost,
+            },
+        )
 }
 
 /// Candidates in relevance order, as the ranking hands them over.
@@ -88,14 +99,20 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let sel = run(&cands, budget, &p, seed);
-        let total: u64 = sel.iter().map(|s| u64::from(s.cost)).sum();
+        let total: u64 = sel.iter().map(|s| u64::from(s.cost) + u64::from(s.heading)).sum();
         prop_assert!(total <= u64::from(budget), "{total} > {budget}");
         let pinned_total: u64 = sel
             .iter()
             .filter(|s| cands[s.index].pinned)
-            .map(|s| u64::from(s.cost))
+            .map(|s| u64::from(s.cost) + u64::from(s.heading))
             .sum();
         prop_assert!(pinned_total as f64 <= f64::from(budget) * f64::from(p.pinned_share) + 1e-6);
+        // A day line exactly where the day changes, in the order shown.
+        for (k, s) in sel.iter().enumerate() {
+            let c = &cands[s.index];
+            let same = k > 0 && cands[sel[k - 1].index].day == c.day;
+            prop_assert_eq!(s.heading, if same { 0 } else { c.day_cost });
+        }
         let mut seen = HashSet::new();
         for s in &sel {
             prop_assert!(s.index < cands.len());
@@ -127,7 +144,7 @@ proptest! {
         for s in &sel {
             let c = &cands[s.index];
             if c.pinned {
-                prop_assert_eq!(s.cost, 0, "a share of 0 leaves pinned memories nothing");
+                prop_assert_eq!(s.cost + s.heading, 0, "a share of 0 leaves pinned memories nothing");
                 continue;
             }
             prop_assert!(c.relevance >= floor || Some(s.index) == first);
@@ -135,8 +152,10 @@ proptest! {
                 if chosen.contains(&a) || ca.pinned || !(ca.relevance >= floor || Some(a) == first) || ca.relevance.is_nan() {
                     continue;
                 }
+                // What `a` needed (its header and at most its day line) did not fit where
+                // `s` still did.
                 prop_assert!(
-                    ca.costs.header > s.cost,
+                    u64::from(ca.costs.header) + u64::from(ca.day_cost) > u64::from(s.cost) + u64::from(s.heading),
                     "candidate {a} (header {}) dropped before {} (cost {})",
                     ca.costs.header, s.index, s.cost
                 );

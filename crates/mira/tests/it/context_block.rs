@@ -84,28 +84,35 @@ fn the_frame_costs_a_few_tokens() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = client(dir.path());
     let note = "Rotate the staging keys monthly.";
-    put(&mut c, note, "ops", json!({}));
+    let day = json!({"created_at": "2026-11-30T10:00:00Z"});
+    put(&mut c, note, "ops", day.clone());
     for t in OPS {
-        put(&mut c, t, "ops", json!({}));
+        put(&mut c, t, "ops", day.clone());
     }
     let r = recall_mcp(&mut c, json!({"query": "staging keys", "wing": "ops"}));
     let mut frame = Vec::new();
     for i in items(&r) {
         let section = i["text"].as_str().unwrap();
-        let (line, body) = section.split_once('\n').unwrap();
+        let start = format!("[{}] ", i["short_id"].as_str().unwrap());
+        let body = section
+            .strip_prefix(&start)
+            .expect("a section starts with its id");
         let body_tokens = tokens::count(body.trim_end()) as u64;
         let section_tokens = i["tokens"].as_u64().unwrap();
         assert_eq!(section_tokens, tokens::count(section) as u64);
         frame.push(section_tokens - body_tokens);
-        assert!(line.starts_with(&format!("[{}] ", i["short_id"].as_str().unwrap())));
     }
     let mean = frame.iter().sum::<u64>() as f64 / frame.len() as f64;
     assert!(
-        mean <= 16.0,
+        mean <= 8.0,
         "frame tokens per section {frame:?}\n{}",
         text(&r)
     );
-    // A header says what the memory is in a short line (id, day, type, keywords): what a long
+    // The memories of one day share one day line.
+    let block = text(&r);
+    let day_lines: Vec<&str> = block.lines().filter(|l| l.ends_with(" 2026:")).collect();
+    assert_eq!(day_lines, vec!["30 November 2026:"], "{block}");
+    // A header says what the memory is in a short line (id, type, keywords): what a long
     // memory becomes when its text does not fit.
     let long = "The staging keys are rotated on the first Monday of every month by the on-call \
                 engineer, who files the new fingerprints in the vault, tells the payments team, \
@@ -118,7 +125,7 @@ fn the_frame_costs_a_few_tokens() {
     );
     let h = &items(&headers)[0];
     assert_eq!(h["mode"], "header", "{}", text(&headers));
-    assert!(h["tokens"].as_u64().unwrap() <= 22, "{h}");
+    assert!(h["tokens"].as_u64().unwrap() <= 15, "{h}");
 }
 
 #[test]
@@ -397,7 +404,7 @@ fn the_injection_filter_targets_instructions_not_speakers() {
     for i in items(&r) {
         let s = i["text"].as_str().unwrap();
         if s.contains("[filtered]") {
-            let body = s.split_once('\n').unwrap().1.trim_end();
+            let body = s.split_once("] ").unwrap().1.trim_end();
             assert_eq!(body, "[filtered]", "{s}");
             assert!(tokens::count(body) <= 5);
         }

@@ -17,12 +17,14 @@ fn eval_reports_every_system_and_category() {
     assert!(conv.turns.len() > 300, "{}", conv.turns.len());
     assert!(conv.turns.windows(2).all(|w| w[0].at <= w[1].at));
     let model = mira_embed::MiniLm::load(&mira_embed::resolve_model_dir(None)).unwrap();
+    let questions = tempfile::NamedTempFile::new().unwrap();
     let opts = mira::eval::EvalOptions {
         path: dir.join("30.json"),
         budget: 2000,
         max_questions: Some(40),
         k: None,
         loco: false,
+        questions: Some(questions.path().to_path_buf()),
     };
     let report = mira::eval::run(&mira::Config::default(), Arc::new(model), &opts).unwrap();
     assert_eq!(report.conversations.len(), 1);
@@ -57,4 +59,22 @@ fn eval_reports_every_system_and_category() {
     assert!(json["questions"].is_number() && json["seconds"].is_number());
     let table = mira::eval::render_table(&report, true);
     assert!(table.contains("Per conversation"), "{table}");
+    // The questions file: one line per question asked, each system's best as (turn, relevance).
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(questions.path())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), report.questions);
+    let turn_ids: std::collections::HashSet<&str> =
+        conv.turns.iter().map(|t| t.dia_id.as_str()).collect();
+    for l in &lines {
+        assert_eq!(l["conversation"], "30");
+        let top = l["ranked"]["mira"].as_array().unwrap();
+        assert!(!top.is_empty(), "{l}");
+        for pair in top {
+            assert!(turn_ids.contains(pair[0].as_str().unwrap()), "{l}");
+            assert!((0.0..=1.0).contains(&pair[1].as_f64().unwrap()), "{l}");
+        }
+    }
 }

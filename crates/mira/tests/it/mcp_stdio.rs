@@ -642,7 +642,7 @@ fn history_keeps_its_dates_and_sessions() {
         json!({"query": "ingest service language", "wing": "hist"}),
     );
     assert!(
-        text(&r).contains(&format!("[{}] 1 March 2024", &id[..8])),
+        text(&r).contains(&format!("1 March 2024:\n[{}] We picked Rust", &id[..8])),
         "{r}"
     );
     let e = c.call_tool(

@@ -9,8 +9,9 @@ use super::{Candidate, Order, RecalledItem};
 use crate::App;
 use mira_core::allocate::{self, AllocCandidate, AllocParams};
 use mira_core::memory::{Memory, MemoryId};
-use mira_core::render::{self, Frame};
+use mira_core::render::{self, Frame, Placed};
 use mira_store::index::unit_cosine;
+use std::collections::HashMap;
 
 /// The block, its items (in display order) and its cost in tokens.
 pub(super) struct Context {
@@ -53,16 +54,24 @@ pub(super) fn build(
         .map(|c| c.card.id)
         .collect();
     let mut memories = app.store.memories(&needs_costs)?;
+    let mut day_costs: HashMap<i64, u32> = HashMap::new();
     let alloc: Vec<AllocCandidate> = cands
         .iter()
         .map(|c| {
             let fresh = memories.get(&c.card.id).map(render::mode_costs);
+            let at =
+                chrono::DateTime::from_timestamp_millis(c.card.created_at_ms).unwrap_or_default();
+            let day = render::day_number(at);
             AllocCandidate {
                 relevance: c.relevance,
                 // A memory gone since the catalog was read costs nothing and is skipped below.
                 costs: fresh.or(c.card.costs).unwrap_or_default(),
                 header_only: c.card.superseded_by.is_some(),
                 pinned: c.card.pinned,
+                day,
+                day_cost: *day_costs
+                    .entry(day)
+                    .or_insert_with(|| render::day_line_cost(at)),
             }
         })
         .collect();
@@ -108,7 +117,11 @@ pub(super) fn build(
             pinned: c.card.pinned,
             text: text.clone(),
         });
-        sections.push((text, tokens));
+        sections.push(Placed {
+            at: m.created_at,
+            text,
+            cost: tokens,
+        });
     }
     let (mut text, mut used) = render::context_block(frame, &sections);
     // Stored costs are exact unless a memory changed after they were computed: never answer

@@ -122,9 +122,12 @@ pub struct RecallOutcome {
     pub candidates: usize,
     /// The selected memories, in the block's order.
     pub items: Vec<RecalledItem>,
-    /// Ranked candidate ids after thresholding (before the budget), for evaluation.
+    /// Ranked candidate ids (before the budget), for evaluation.
     #[serde(skip)]
     pub ranking: Vec<MemoryId>,
+    /// The relevance of each id of `ranking`.
+    #[serde(skip)]
+    pub relevances: Vec<f32>,
     /// The context block.
     pub text: String,
     /// Time spent, in milliseconds.
@@ -380,6 +383,7 @@ pub fn recall_with(
     let budget = validate_request(app, req)?;
     let (cands, candidates, fallback_wing) = ranked(app, req, mode)?;
     let ranking = cands.iter().map(|c| c.card.id).collect();
+    let relevances = cands.iter().map(|c| c.relevance).collect();
     let frame = Frame {
         query: &req.query,
         budget,
@@ -404,6 +408,7 @@ pub fn recall_with(
         candidates,
         items,
         ranking,
+        relevances,
         text,
         millis: started.elapsed().as_secs_f64() * 1000.0,
     })
