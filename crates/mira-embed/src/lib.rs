@@ -68,7 +68,7 @@ use std::sync::Arc;
 pub use cache::{CacheStats, CachedEmbedder};
 pub use error::EmbedError;
 pub use hash::HashEmbedder;
-pub use minilm::{MiniLm, MAX_TOKENS};
+pub use minilm::{missing_file, MiniLm, MAX_TOKENS};
 pub use options::{ModelOptions, Precision, DEFAULT_BATCH_SIZE};
 pub use runtime::LIBRARY_FILE;
 

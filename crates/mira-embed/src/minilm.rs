@@ -63,6 +63,20 @@ fn invalid(path: &Path, reason: impl fmt::Display) -> EmbedError {
     }
 }
 
+/// The first file [`MiniLm::load_with`] needs in `dir` for `precision` that is not there, if
+/// any: `tokenizer.json`, `config.json`, the graph, `libonnxruntime.so`.
+pub fn missing_file(dir: &Path, precision: Precision) -> Option<PathBuf> {
+    [
+        TOKENIZER_FILE,
+        CONFIG_FILE,
+        precision.graph_file(),
+        LIBRARY_FILE,
+    ]
+    .into_iter()
+    .map(|f| dir.join(f))
+    .find(|p| !p.is_file())
+}
+
 impl MiniLm {
     /// Loads the f32 model from `dir` with the default options (see [`load_with`](Self::load_with)).
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
@@ -78,19 +92,16 @@ impl MiniLm {
     /// and [`EmbedError::InvalidModel`] when a file cannot be parsed or loaded or does not
     /// describe a 384-dimensional BERT model.
     pub fn load_with(dir: &Path, options: &ModelOptions) -> Result<Self, EmbedError> {
+        if let Some(file) = missing_file(dir, options.precision) {
+            return Err(EmbedError::ModelMissing {
+                dir: dir.to_path_buf(),
+                file,
+            });
+        }
         let tokenizer_path = dir.join(TOKENIZER_FILE);
         let config_path = dir.join(CONFIG_FILE);
         let graph = dir.join(options.precision.graph_file());
         let library = dir.join(LIBRARY_FILE);
-        if let Some(file) = [&tokenizer_path, &config_path, &graph, &library]
-            .into_iter()
-            .find(|p| !p.is_file())
-        {
-            return Err(EmbedError::ModelMissing {
-                dir: dir.to_path_buf(),
-                file: file.clone(),
-            });
-        }
 
         let config_text =
             std::fs::read_to_string(&config_path).map_err(|e| invalid(&config_path, e))?;
