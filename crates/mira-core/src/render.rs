@@ -197,6 +197,14 @@ fn section_start(mode: RenderMode, m: &Memory) -> String {
 
 /// The section of `m` in `mode`, ending with its blank line, and its cost in tokens.
 pub fn section(mode: RenderMode, m: &Memory) -> (String, u32) {
+    let text = section_text(mode, m);
+    let cost = to_u32(tokens::count(&text));
+    (text, cost)
+}
+
+/// The section of `m` in `mode`, ending with its blank line (its cost is what [`section`] and
+/// [`mode_costs`] count: recall prints sections whose costs were stored).
+pub fn section_text(mode: RenderMode, m: &Memory) -> String {
     let mut text = section_start(mode, m);
     match mode {
         RenderMode::Verbatim => {
@@ -214,8 +222,7 @@ pub fn section(mode: RenderMode, m: &Memory) -> (String, u32) {
         RenderMode::Header => {}
     }
     text.push_str("\n\n");
-    let cost = to_u32(tokens::count(&text));
-    (text, cost)
+    text
 }
 
 fn to_u32(n: usize) -> u32 {

@@ -1,20 +1,25 @@
-//! Drift: how far apart two identities are, dimension by dimension.
+//! Drift: how far apart two identities are, dimension by dimension: whether the agent is still
+//! *the same* (the same traits, the same leanings), not whether SOUL is as sure of it.
 //!
-//! **Metric.** For each level dimension (voice, communication, values, behaviour, emotion) the
-//! distance is the normalised Euclidean distance between the two level vectors,
-//! `‖a − b‖₂ / √n`, in [0, 1]. (The reference's mean absolute difference lets one strong
-//! shift — a formal voice turning casual — be averaged away by seven stable levels.) For the
-//! traits the distance is the weighted Jaccard distance over trait strengths
-//! (intensity × confidence): `1 − Σ min(a, b) / Σ max(a, b)` over the union of names; 1 when
-//! only one side has traits. When comparing what was *observed* (two models' captures), a
-//! level counts only if both sides observed it, and a dimension with no such level (or no
-//! trait on either side) is left out.
+//! **Traits.** The weighted Jaccard distance over trait *intensities* (how strongly each trait
+//! shows; absent = 0): `1 − Σ min(a, b) / Σ max(a, b)` over the union of names. A trait gained
+//! or lost counts with its whole intensity; confidence does not count, so capturing the same
+//! conversation again (more evidence, same traits) leaves the distance at 0.
 //!
-//! **Score and significance.** The drift score is the largest per-dimension distance, so a
-//! drift of the voice alone is enough to be reported; the mean over the dimensions is given
-//! too. A dimension (and the identity) has drifted when its distance exceeds
+//! **Levels** (voice, communication, values, behaviour, emotion). Each level is reduced to its
+//! direction in [−1, 1] ([`Identity::direction`]: `(value − 0.5) / 0.3`, clamped; 0 for a
+//! level never observed nor edited). Per level the distance is `|d_a − d_b| / 2`: 1 for a
+//! reversal (formal → casual), 0.5 for a leaning that appears or disappears, 0 for the same
+//! leaning however sure. The dimension's distance is the root mean square of its levels', so
+//! one reversal among the 8 voice levels (√(1/8) = 0.35) is not averaged away. When comparing
+//! what was *observed* (two models' captures), a level counts only if both sides observed it,
+//! and a dimension with no such level (or no trait on either side) is left out.
+//!
+//! **Score and significance.** The drift score is the largest per-dimension distance (the mean
+//! is given too). A dimension (and the identity) has drifted when its distance exceeds
 //! `soul.drift_detection.threshold` (default 0.3). (The reference's `soul_drift` averaged
-//! stored trait-only diffs against a hard-coded 0.3 and ignored the configured threshold.)
+//! stored trait-only diffs, in which a confidence rising by 20 % counted as a change, against a
+//! hard-coded 0.3.)
 
 use crate::model::{Dimension, Identity, LEVELS};
 use serde::{Deserialize, Serialize};
@@ -114,19 +119,18 @@ fn levels_distance(
     let mut sq = 0.0;
     let mut n = 0usize;
     let mut moves: Vec<(f64, String)> = Vec::new();
-    for (key, d, _) in LEVELS {
-        if *d != dim {
-            continue;
-        }
+    for key in LEVELS.iter().filter(|l| l.dimension == dim).map(|l| l.key) {
         if observed_only && (a.evidence_of(key) <= 0.0 || b.evidence_of(key) <= 0.0) {
             continue;
         }
         let (x, y) = (a.level(key)?, b.level(key)?);
-        sq += (x - y) * (x - y);
+        let step = (a.direction(key) - b.direction(key)).abs() / 2.0;
+        sq += step * step;
         n += 1;
-        if (x - y).abs() >= 0.1 {
-            let name = key.split_once('.').map_or(*key, |(_, k)| k);
-            moves.push(((x - y).abs(), format!("{name} {x:.2} → {y:.2}")));
+        if step >= 0.25 {
+            let name = key.split_once('.').map_or(key, |(_, k)| k);
+            let how = if step > 0.75 { " reversed" } else { "" };
+            moves.push((step, format!("{name} {x:.2} → {y:.2}{how}")));
         }
     }
     if n == 0 {
@@ -154,14 +158,14 @@ fn traits_distance(a: &Identity, b: &Identity) -> Option<(f64, Vec<String>)> {
     let (mut min, mut max) = (0.0, 0.0);
     let mut moves: Vec<(f64, String)> = Vec::new();
     for name in names {
-        let x = a.trait_named(name).map_or(0.0, |t| t.strength());
-        let y = b.trait_named(name).map_or(0.0, |t| t.strength());
+        let x = a.trait_named(name).map_or(0.0, |t| t.intensity);
+        let y = b.trait_named(name).map_or(0.0, |t| t.intensity);
         min += f64::min(x, y);
         max += f64::max(x, y);
         let label = match (x > 0.0, y > 0.0) {
             (true, false) => format!("{name} lost"),
             (false, true) => format!("{name} gained"),
-            _ => format!("{name} {x:.2} → {y:.2}"),
+            _ => format!("{name} intensity {x:.2} → {y:.2}"),
         };
         if (x - y).abs() >= 0.1 {
             moves.push(((x - y).abs(), label));
@@ -177,61 +181,100 @@ mod tests {
     use super::*;
     use crate::extract::extract;
     use crate::merge::merge;
+    use crate::model::Trait;
 
-    fn profile(text: &str) -> Identity {
+    fn profile(texts: &[&str]) -> Identity {
         let mut id = Identity::neutral("a", "m", 0);
-        merge(&mut id, &extract(text), 0.3, 1);
+        for t in texts {
+            merge(&mut id, &extract(t), 0.3, 1);
+        }
         id
     }
 
+    fn t(name: &str, intensity: f64, confidence: f64) -> Trait {
+        Trait {
+            name: name.into(),
+            category: "social".into(),
+            intensity,
+            confidence,
+            evidence_count: 1,
+            first_observed: 0,
+            last_observed: 0,
+            last_evidence: String::new(),
+        }
+    }
+
+    const STEADY: &str = "Assistant: I am analytical and methodical. I double-check every step.";
+
     #[test]
-    fn identical_identities_do_not_drift() {
-        let a = profile("Certainly. I would recommend that we analyze the schema. Therefore, the index must change.");
-        let r = compare(&a, &a, 0.3, true);
-        assert_eq!(r.score, 0.0);
+    fn more_evidence_for_the_same_identity_is_no_drift() {
+        let once = profile(&[STEADY]);
+        let thrice = profile(&[STEADY, STEADY, STEADY]);
+        assert!(thrice.traits[0].confidence > once.traits[0].confidence);
+        let r = compare(&once, &thrice, 0.3, false);
+        assert!(r.score < 1e-9, "{r:#?}");
         assert!(!r.significant && r.recommendations.is_empty());
     }
 
     #[test]
-    fn a_voice_shift_alone_is_significant() {
-        let a = Identity::neutral("a", "m", 0);
+    fn a_gained_or_lost_trait_is_drift_and_confidence_is_not() {
+        let mut a = Identity::neutral("a", "m", 0);
+        let mut b = a.clone();
+        a.traits = vec![t("x", 1.0, 0.3), t("y", 1.0, 0.3)];
+        b.traits = vec![t("y", 1.0, 0.95), t("z", 1.0, 0.95)];
+        let (d, details) = traits_distance(&a, &b).expect("traits");
+        assert!((d - (1.0 - 1.0 / 3.0)).abs() < 1e-9);
+        assert_eq!(details, vec!["x lost", "z gained"]);
+        b.traits = vec![t("x", 1.0, 0.9), t("y", 1.0, 0.9)];
+        assert_eq!(traits_distance(&a, &b).map(|x| x.0), Some(0.0));
+        b.traits.clear();
+        assert_eq!(traits_distance(&a, &b).map(|x| x.0), Some(1.0));
+    }
+
+    #[test]
+    fn a_reversed_level_is_significant_and_a_surer_one_is_not() {
+        let mut a = Identity::neutral("a", "m", 0);
+        a.evidence.insert("voice.formality_level".into(), 1.0);
+        a.voice.formality_level = 0.9;
         let mut b = a.clone();
         b.voice.formality_level = 0.95;
-        b.voice.humor_level = 0.9;
-        b.voice.enthusiasm_level = 1.0;
+        b.evidence.insert("voice.formality_level".into(), 5.0);
+        assert_eq!(compare(&a, &b, 0.3, false).score, 0.0);
+        b.voice.formality_level = 0.1;
         let r = compare(&a, &b, 0.3, false);
         let voice = &r.dimensions[0];
         assert_eq!(voice.dimension, Dimension::Voice);
-        assert!(voice.significant && voice.distance > 0.3, "{voice:?}");
-        assert!(r.significant && r.mean < r.score);
+        // One reversal among the 8 voice levels: √(1/8).
         assert!(
-            voice.details[0].starts_with("humor_level"),
-            "{:?}",
-            voice.details
+            (voice.distance - (1.0f64 / 8.0).sqrt()).abs() < 1e-9,
+            "{voice:?}"
         );
+        assert!(voice.significant && r.significant);
+        assert_eq!(voice.details, vec!["formality_level 0.90 → 0.10 reversed"]);
         // A higher threshold from the config changes the verdict.
         assert!(!compare(&a, &b, 0.5, false).significant);
     }
 
     #[test]
-    fn trait_sets_use_weighted_jaccard() {
+    fn the_readme_worked_example() {
         let mut a = Identity::neutral("a", "m", 0);
+        for key in ["voice.formality_level", "voice.humor_level"] {
+            a.evidence.insert(key.into(), 1.0);
+        }
         let mut b = a.clone();
-        let t = |name: &str| crate::model::Trait {
-            name: name.into(),
-            category: "social".into(),
-            intensity: 1.0,
-            confidence: 1.0,
-            evidence_count: 1,
-            first_observed: 0,
-            last_observed: 0,
-            last_evidence: String::new(),
+        a.traits = vec![t("analytical", 0.8, 0.5), t("logical", 0.8, 0.5)];
+        (a.voice.formality_level, a.voice.humor_level) = (0.9, 0.1);
+        b.traits = vec![t("analytical", 0.8, 0.9), t("humorous", 0.7, 0.5)];
+        (b.voice.formality_level, b.voice.humor_level) = (0.2, 0.5);
+        let r = compare(&a, &b, 0.3, false);
+        let of = |d: Dimension| {
+            r.dimensions
+                .iter()
+                .find(|x| x.dimension == d)
+                .map(|x| x.distance)
         };
-        a.traits = vec![t("x"), t("y")];
-        b.traits = vec![t("y"), t("z")];
-        let (d, _) = traits_distance(&a, &b).expect("traits");
-        assert!((d - (1.0 - 1.0 / 3.0)).abs() < 1e-9);
-        b.traits.clear();
-        assert_eq!(traits_distance(&a, &b).map(|x| x.0), Some(1.0));
+        assert!((of(Dimension::Traits).expect("traits") - (1.0 - 0.8 / 2.3)).abs() < 1e-9);
+        assert!((of(Dimension::Voice).expect("voice") - (1.25f64 / 8.0).sqrt()).abs() < 1e-9);
+        assert!((r.score - 0.652).abs() < 1e-3 && r.significant, "{r:#?}");
     }
 }

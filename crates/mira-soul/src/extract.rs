@@ -733,12 +733,8 @@ pub fn extract(conversation: &str) -> Observation {
         text_weight,
     );
     put("emotion.playfulness", playful, text_weight);
-    let formality = (formal + 0.5) / (formal + informal + 1.0);
-    put(
-        "emotion.seriousness",
-        0.5 * (1.0 - playful) + 0.5 * formality,
-        text_weight,
-    );
+    // Seriousness is not measured: without jokes it would only restate the absence of humour
+    // and the formality. An edit ("be serious") sets it.
     put(
         "emotion.encouragement_level",
         saturate(2.0 * count(&ENCOURAGE) / sf),

@@ -5,15 +5,20 @@
 //!   tone), one versioned snapshot per change, per agent, with the model it ran on.
 //! - [`extract`]: rule-based capture from conversation text, a confidence per trait.
 //! - [`merge`]: evolution (observations merged into the current identity) and diffs.
-//! - [`prompt`]: the identity prompt within a token budget (most characteristic first), the
-//!   status summary and the model-swap reinforcement prompt.
-//! - [`drift`]: the distance between two identities, per dimension, against a threshold.
+//! - [`statements`]: what an identity says, in prompt order (traits with their confidence,
+//!   then observations, then defaults), without inference from absence on too little text;
+//!   [`coherence`]: which statements contradict each other.
+//! - [`prompt`]: the identity prompt within a token budget, the status summary and the
+//!   model-swap reinforcement prompt.
+//! - [`drift`]: how far two identities are apart (traits gained or lost, leanings reversed),
+//!   per dimension, against a threshold.
 //! - [`patch`]: explicit edits and natural-language directives.
 //! - [`storage`]: SOUL's own tables in mira's SQLite file (see there for the design).
 //! - [`service`]: the eight operations; [`render`]: their text answers.
 //!
 //! Everything but [`storage`] and [`service`] is pure. Time is passed in (unix ms).
 
+pub mod coherence;
 pub mod drift;
 pub mod extract;
 pub mod merge;
@@ -22,6 +27,7 @@ pub mod patch;
 pub mod prompt;
 pub mod render;
 pub mod service;
+pub mod statements;
 pub mod storage;
 pub mod text;
 
@@ -33,7 +39,8 @@ pub use patch::Patch;
 pub struct Settings {
     /// Observed traits below this confidence are not stored.
     pub min_trait_confidence: f64,
-    /// Observations before a trait counts as well established (recall ranks those higher).
+    /// Captures before a trait counts as well established (recall ranks those higher among the
+    /// traits).
     pub min_observations_for_trait: u32,
     /// Default token budget of the identity prompt (and of the reinforcement prompt).
     pub recall_budget: usize,

@@ -15,7 +15,7 @@
 //! overwrote every dimension with the latest text's values.)
 
 use crate::extract::Observation;
-use crate::model::{Identity, Trait, LEVELS};
+use crate::model::{flag, Identity, Trait, LEVELS};
 use serde::{Deserialize, Serialize};
 
 /// Evidence weight beyond which the past stops growing heavier.
@@ -71,41 +71,56 @@ pub fn merge(id: &mut Identity, obs: &Observation, min_confidence: f64, now: i64
         }
         id.traits.retain(|x| x.confidence >= min_confidence);
     }
-    let v = &mut id.voice;
+    let seen_flag = |key: &str, id: &mut Identity| {
+        *id.evidence.entry(key.to_owned()).or_insert(0.0) += 1.0;
+    };
     if let Some(b) = obs.uses_emojis {
-        v.uses_emojis = b;
+        id.voice.uses_emojis = b;
+        seen_flag(flag::EMOJIS, id);
     }
     if let Some(b) = obs.uses_markdown {
-        v.uses_markdown = b;
+        id.voice.uses_markdown = b;
     }
     if let Some(s) = &obs.sentence_structure {
-        v.sentence_structure = s.clone();
+        id.voice.sentence_structure = s.clone();
+        seen_flag(flag::SENTENCE_STRUCTURE, id);
     }
     if let Some(a) = obs.avg_sentence_length {
-        v.avg_sentence_length = a;
+        id.voice.avg_sentence_length = a;
     }
+    if !obs.catch_phrases.is_empty() {
+        seen_flag(flag::PHRASES, id);
+    }
+    let v = &mut id.voice;
     for p in &obs.catch_phrases {
         if !v.catch_phrases.contains(p) {
             v.catch_phrases.insert(0, p.clone());
         }
     }
     v.catch_phrases.truncate(MAX_PHRASES);
-    let c = &mut id.communication;
     if let Some(s) = &obs.structure_preference {
-        c.structure_preference = s.clone();
+        id.communication.structure_preference = s.clone();
+        seen_flag(flag::STRUCTURE, id);
     }
     if let Some(b) = obs.acknowledges_before_answering {
-        c.acknowledges_before_answering = b;
+        id.communication.acknowledges_before_answering = b;
+        seen_flag(flag::ACKNOWLEDGES, id);
     }
     if let Some(b) = obs.provides_alternatives {
-        c.provides_alternatives = b;
+        id.communication.provides_alternatives = b;
+        seen_flag(flag::ALTERNATIVES, id);
     }
     if let Some(b) = obs.admits_mistakes {
         id.behaviour.admits_mistakes = b;
+        seen_flag(flag::ADMITS_MISTAKES, id);
     }
     if let Some(s) = &obs.disagreement_style {
         id.behaviour.disagreement_style = s.clone();
+        seen_flag(flag::DISAGREEMENT, id);
     }
+    id.turns = id
+        .turns
+        .saturating_add(u32::try_from(obs.turns).unwrap_or(u32::MAX));
     if !obs.is_empty() {
         id.captures += 1;
     }
@@ -138,29 +153,27 @@ pub struct LevelChange {
 /// Level moves below this are not reported as changes.
 pub const LEVEL_CHANGE: f64 = 0.05;
 
-/// What changed from one version to the next.
+/// What changed from one version to the next. Traits gained or lost and levels that moved
+/// change the identity; a confidence that rose or fell only says how sure SOUL is of it.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Diff {
     /// Traits that appeared.
     pub added: Vec<TraitChange>,
     /// Traits that disappeared.
     pub removed: Vec<TraitChange>,
-    /// Traits whose confidence rose by more than 20 % (relative).
+    /// Traits whose confidence rose by more than 20 % (relative): more evidence, same identity.
     pub strengthened: Vec<TraitChange>,
-    /// Traits whose confidence fell by more than 20 %.
+    /// Traits whose confidence fell by more than 20 %: less evidence, same identity.
     pub weakened: Vec<TraitChange>,
     /// Levels that moved.
     pub levels: Vec<LevelChange>,
 }
 
 impl Diff {
-    /// Whether nothing changed.
-    pub fn is_empty(&self) -> bool {
-        self.added.is_empty()
-            && self.removed.is_empty()
-            && self.strengthened.is_empty()
-            && self.weakened.is_empty()
-            && self.levels.is_empty()
+    /// Whether the identity is the same: no trait gained or lost, no level moved (confidences
+    /// may differ).
+    pub fn is_unchanged(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.levels.is_empty()
     }
 }
 
@@ -197,12 +210,12 @@ pub fn diff(from: &Identity, to: &Identity) -> Diff {
             });
         }
     }
-    for (key, _, _) in LEVELS {
+    for key in LEVELS.iter().map(|l| l.key) {
         let (a, b) = (from.level(key), to.level(key));
         if let (Some(a), Some(b)) = (a, b) {
             if (a - b).abs() > LEVEL_CHANGE {
                 d.levels.push(LevelChange {
-                    key: (*key).to_owned(),
+                    key: key.to_owned(),
                     before: a,
                     after: b,
                 });

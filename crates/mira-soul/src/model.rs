@@ -8,7 +8,7 @@
 //! ([`Identity::evidence`]), so that a merge can weigh what was observed against what is known.
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The dimensions of an identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -52,43 +52,112 @@ impl Dimension {
     }
 }
 
-/// Every numeric level of an identity: its key, its dimension and its neutral default.
-pub const LEVELS: &[(&str, Dimension, f64)] = &[
-    ("voice.formality_level", Dimension::Voice, 0.5),
-    ("voice.humor_level", Dimension::Voice, 0.3),
-    ("voice.empathy_level", Dimension::Voice, 0.6),
-    ("voice.technical_depth", Dimension::Voice, 0.5),
-    ("voice.enthusiasm_level", Dimension::Voice, 0.5),
-    ("voice.directness_level", Dimension::Voice, 0.6),
-    ("voice.vocabulary_richness", Dimension::Voice, 0.6),
-    ("voice.metaphor_usage", Dimension::Voice, 0.3),
-    ("communication.length_level", Dimension::Communication, 0.5),
-    ("communication.question_rate", Dimension::Communication, 0.3),
-    ("communication.list_usage", Dimension::Communication, 0.3),
-    ("values.accuracy", Dimension::Values, 0.7),
-    ("values.helpfulness", Dimension::Values, 0.8),
-    ("values.efficiency", Dimension::Values, 0.6),
-    ("values.clarity", Dimension::Values, 0.7),
-    ("values.safety", Dimension::Values, 0.7),
-    ("values.creativity", Dimension::Values, 0.5),
-    ("behaviour.curiosity_level", Dimension::Behaviour, 0.7),
-    ("behaviour.persistence_level", Dimension::Behaviour, 0.8),
-    ("behaviour.self_correction", Dimension::Behaviour, 0.5),
-    ("emotion.warmth", Dimension::Emotion, 0.7),
-    ("emotion.calmness", Dimension::Emotion, 0.7),
-    ("emotion.enthusiasm", Dimension::Emotion, 0.5),
-    ("emotion.seriousness", Dimension::Emotion, 0.5),
-    ("emotion.playfulness", Dimension::Emotion, 0.3),
-    ("emotion.encouragement_level", Dimension::Emotion, 0.7),
+/// How a level is measured, which says what each of its ends means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Both ends are shown by markers (formal vs casual words, direct vs hedging phrases,
+    /// long vs short answers).
+    Bipolar,
+    /// A rate of markers (jokes, emojis, questions …): the high end is shown by them, the
+    /// low end is only their absence.
+    Presence,
+    /// A priority (values): measured only when mentioned, so only its high end is shown.
+    Priority,
+}
+
+/// One numeric level of an identity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Level {
+    /// Its key, `<dimension>.<field>`.
+    pub key: &'static str,
+    /// Its dimension.
+    pub dimension: Dimension,
+    /// Its value before anything was observed (the reference's defaults).
+    pub default: f64,
+    /// What its ends mean.
+    pub scale: Scale,
+}
+
+const fn level(key: &'static str, dimension: Dimension, default: f64, scale: Scale) -> Level {
+    Level {
+        key,
+        dimension,
+        default,
+        scale,
+    }
+}
+
+/// Every numeric level of an identity.
+#[rustfmt::skip]
+pub const LEVELS: &[Level] = &[
+    level("voice.formality_level", Dimension::Voice, 0.5, Scale::Bipolar),
+    level("voice.humor_level", Dimension::Voice, 0.3, Scale::Presence),
+    level("voice.empathy_level", Dimension::Voice, 0.6, Scale::Presence),
+    level("voice.technical_depth", Dimension::Voice, 0.5, Scale::Presence),
+    level("voice.enthusiasm_level", Dimension::Voice, 0.5, Scale::Presence),
+    level("voice.directness_level", Dimension::Voice, 0.6, Scale::Bipolar),
+    level("voice.vocabulary_richness", Dimension::Voice, 0.6, Scale::Bipolar),
+    level("voice.metaphor_usage", Dimension::Voice, 0.3, Scale::Presence),
+    level("communication.length_level", Dimension::Communication, 0.5, Scale::Bipolar),
+    level("communication.question_rate", Dimension::Communication, 0.3, Scale::Presence),
+    level("communication.list_usage", Dimension::Communication, 0.3, Scale::Presence),
+    level("values.accuracy", Dimension::Values, 0.7, Scale::Priority),
+    level("values.helpfulness", Dimension::Values, 0.8, Scale::Priority),
+    level("values.efficiency", Dimension::Values, 0.6, Scale::Priority),
+    level("values.clarity", Dimension::Values, 0.7, Scale::Priority),
+    level("values.safety", Dimension::Values, 0.7, Scale::Priority),
+    level("values.creativity", Dimension::Values, 0.5, Scale::Priority),
+    level("behaviour.curiosity_level", Dimension::Behaviour, 0.7, Scale::Presence),
+    level("behaviour.persistence_level", Dimension::Behaviour, 0.8, Scale::Presence),
+    level("behaviour.self_correction", Dimension::Behaviour, 0.5, Scale::Presence),
+    level("emotion.warmth", Dimension::Emotion, 0.7, Scale::Presence),
+    level("emotion.calmness", Dimension::Emotion, 0.7, Scale::Bipolar),
+    level("emotion.enthusiasm", Dimension::Emotion, 0.5, Scale::Presence),
+    level("emotion.seriousness", Dimension::Emotion, 0.5, Scale::Bipolar),
+    level("emotion.playfulness", Dimension::Emotion, 0.3, Scale::Presence),
+    level("emotion.encouragement_level", Dimension::Emotion, 0.7, Scale::Presence),
 ];
+
+/// The level of that key, if it is one.
+pub fn level_info(key: &str) -> Option<&'static Level> {
+    LEVELS.iter().find(|l| l.key == key)
+}
 
 /// The dimension of a level key, if it is one.
 pub fn level_dimension(key: &str) -> Option<Dimension> {
-    LEVELS
-        .iter()
-        .find(|(k, _, _)| *k == key)
-        .map(|(_, d, _)| *d)
+    level_info(key).map(|l| l.dimension)
 }
+
+/// The keys under which the style flags (not numeric levels) record their evidence and edits.
+pub mod flag {
+    /// `voice.uses_emojis`.
+    pub const EMOJIS: &str = "voice.uses_emojis";
+    /// `voice.sentence_structure`.
+    pub const SENTENCE_STRUCTURE: &str = "voice.sentence_structure";
+    /// `voice.explanation_style`.
+    pub const EXPLANATION_STYLE: &str = "voice.explanation_style";
+    /// `voice.catch_phrases` (and openings, closings).
+    pub const PHRASES: &str = "voice.catch_phrases";
+    /// `communication.structure_preference`.
+    pub const STRUCTURE: &str = "communication.structure_preference";
+    /// `communication.acknowledges_before_answering`.
+    pub const ACKNOWLEDGES: &str = "communication.acknowledges_before_answering";
+    /// `communication.provides_alternatives`.
+    pub const ALTERNATIVES: &str = "communication.provides_alternatives";
+    /// `behaviour.admits_mistakes`.
+    pub const ADMITS_MISTAKES: &str = "behaviour.admits_mistakes";
+    /// `behaviour.disagreement_style`.
+    pub const DISAGREEMENT: &str = "behaviour.disagreement_style";
+}
+
+/// Agent turns an identity must have been captured from before the mere absence of a marker
+/// (no joke, no emoji, no list …) is stated as part of it ("You rarely joke"). An edit that
+/// sets the level states it at once.
+pub const MIN_ABSENCE_TURNS: u32 = 6;
+
+/// Distance from the midpoint 0.5 at which a level counts fully as high (direction +1) or
+/// low (−1).
+pub const DIRECTION_SPAN: f64 = 0.3;
 
 /// Trait categories.
 pub const CATEGORIES: &[&str] = &[
@@ -423,8 +492,16 @@ pub struct Identity {
     pub confidence: f64,
     /// Number of captures merged into it.
     pub captures: u32,
-    /// Evidence weight accumulated per level key (absent: never observed, still the default).
+    /// Evidence weight accumulated per level key and per [`flag`] key (absent: never
+    /// observed, still the default).
     pub evidence: BTreeMap<String, f64>,
+    /// Agent turns read by the captures merged into it.
+    #[serde(default)]
+    pub turns: u32,
+    /// Level and [`flag`] keys set by an edit (`soul_update`, `soul_patch`): stated by the
+    /// user, not inferred.
+    #[serde(default)]
+    pub stated: BTreeSet<String>,
     /// The latest behavioural metrics given with a capture.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub behavioral_metrics: Option<serde_json::Value>,
@@ -450,6 +527,8 @@ impl Identity {
             confidence: 0.0,
             captures: 0,
             evidence: BTreeMap::new(),
+            turns: 0,
+            stated: BTreeSet::new(),
             behavioral_metrics: None,
         }
     }
@@ -493,6 +572,34 @@ impl Identity {
         self.evidence.get(key).copied().unwrap_or(0.0)
     }
 
+    /// Whether a level or [`flag`] key was observed by a capture or set by an edit.
+    pub fn observed(&self, key: &str) -> bool {
+        self.evidence_of(key) > 0.0 || self.stated.contains(key)
+    }
+
+    /// Whether the absence of what `key` measures may be stated: enough agent turns were
+    /// captured ([`MIN_ABSENCE_TURNS`]), or an edit set it.
+    pub fn absence_known(&self, key: &str) -> bool {
+        self.turns >= MIN_ABSENCE_TURNS || self.stated.contains(key)
+    }
+
+    /// Where a level points, in [−1, 1]: `(value − 0.5) / DIRECTION_SPAN`, clamped; 0 when it
+    /// was never observed nor set (a default says nothing about the agent), and never below 0
+    /// for a priority (a value is only measured when mentioned).
+    pub fn direction(&self, key: &str) -> f64 {
+        let (Some(info), Some(v)) = (level_info(key), self.level(key)) else {
+            return 0.0;
+        };
+        if !self.observed(key) {
+            return 0.0;
+        }
+        let d = ((v - 0.5) / DIRECTION_SPAN).clamp(-1.0, 1.0);
+        match info.scale {
+            Scale::Priority => d.max(0.0),
+            _ => d,
+        }
+    }
+
     /// Recomputes the confidence (mean trait confidence) and orders the traits strongest first.
     pub fn refresh(&mut self) {
         self.traits.sort_by(|a, b| {
@@ -513,26 +620,6 @@ impl Identity {
     /// The trait of that name.
     pub fn trait_named(&self, name: &str) -> Option<&Trait> {
         self.traits.iter().find(|t| t.name == name)
-    }
-
-    /// The dominant emotional tone (ties broken in a fixed order: warm, calm, enthusiastic,
-    /// serious, playful; the reference picked at random).
-    pub fn dominant_tone(&self) -> &'static str {
-        let e = &self.emotion;
-        let tones = [
-            ("warm", e.warmth),
-            ("calm", e.calmness),
-            ("enthusiastic", e.enthusiasm),
-            ("serious", e.seriousness),
-            ("playful", e.playfulness),
-        ];
-        let mut best = tones[0];
-        for t in &tones[1..] {
-            if t.1 > best.1 {
-                best = *t;
-            }
-        }
-        best.0
     }
 
     /// The values, highest first (ties in a fixed order).
@@ -558,8 +645,9 @@ mod tests {
     #[test]
     fn every_level_key_resolves_and_defaults_match() {
         let id = Identity::neutral("a", "m", 0);
-        for (key, _, default) in LEVELS {
-            assert_eq!(id.level(key), Some(*default), "{key}");
+        for l in LEVELS {
+            assert_eq!(id.level(l.key), Some(l.default), "{}", l.key);
+            assert_eq!(id.direction(l.key), 0.0, "a default points nowhere");
         }
         assert_eq!(id.level("voice.nope"), None);
         assert_eq!(level_dimension("emotion.warmth"), Some(Dimension::Emotion));

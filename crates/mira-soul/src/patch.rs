@@ -11,7 +11,7 @@
 //! "indirect"), and reads a negation or "less"/"moins" in the clause as the opposite change.
 
 use crate::model::{
-    Identity, Trait, CATEGORIES, EXPLANATION_STYLES, RESPONSE_LENGTHS, SENTENCE_STRUCTURES,
+    flag, Identity, Trait, CATEGORIES, EXPLANATION_STYLES, RESPONSE_LENGTHS, SENTENCE_STRUCTURES,
     STRUCTURES,
 };
 use crate::SoulError;
@@ -328,21 +328,28 @@ fn remove(list: &mut Vec<String>, item: &str) -> bool {
     list.len() != before
 }
 
+/// Marks `key` as stated by an edit, with at least [`EDIT_EVIDENCE`].
+fn state(id: &mut Identity, key: &str) {
+    let e = id.evidence_of(key).max(EDIT_EVIDENCE);
+    id.evidence.insert(key.to_owned(), e);
+    id.stated.insert(key.to_owned());
+}
+
 /// Applies a (validated) patch to `id` and lists the changes made; `reason` becomes the
-/// evidence of edited traits.
+/// evidence of edited traits. Every key it sets counts as stated (see [`Identity::stated`]).
 pub fn apply(id: &mut Identity, patch: &Patch, reason: &str, now: i64) -> Vec<String> {
     let mut changes = Vec::new();
     for (name, key, v) in patch.levels() {
         if let Some(v) = v {
             let before = id.level(key).unwrap_or(0.0);
             id.set_level(key, v);
-            let e = id.evidence_of(key).max(EDIT_EVIDENCE);
-            id.evidence.insert(key.to_owned(), e);
+            state(id, key);
             changes.push(format!("{name}: {before:.2} → {v:.2}"));
         }
     }
     if let Some(b) = patch.uses_emojis {
         id.voice.uses_emojis = b;
+        state(id, flag::EMOJIS);
         changes.push(format!("uses_emojis: {b}"));
     }
     if let Some(b) = patch.uses_markdown {
@@ -351,23 +358,23 @@ pub fn apply(id: &mut Identity, patch: &Patch, reason: &str, now: i64) -> Vec<St
     }
     if let Some(s) = &patch.sentence_structure {
         id.voice.sentence_structure = s.clone();
+        state(id, flag::SENTENCE_STRUCTURE);
         changes.push(format!("sentence_structure: {s}"));
     }
     if let Some(s) = &patch.explanation_style {
         id.voice.explanation_style = s.clone();
+        state(id, flag::EXPLANATION_STYLE);
         changes.push(format!("explanation_style: {s}"));
     }
     if let Some(s) = &patch.response_length {
         let at = RESPONSE_LENGTHS.iter().position(|x| x == s).unwrap_or(2);
         id.communication.length_level = at as f64 / (RESPONSE_LENGTHS.len() - 1) as f64;
-        id.evidence.insert(
-            "communication.length_level".into(),
-            EDIT_EVIDENCE.max(id.evidence_of("communication.length_level")),
-        );
+        state(id, "communication.length_level");
         changes.push(format!("response_length: {s}"));
     }
     if let Some(s) = &patch.structure_preference {
         id.communication.structure_preference = s.clone();
+        state(id, flag::STRUCTURE);
         changes.push(format!("structure_preference: {s}"));
     }
     let v = &mut id.voice;

@@ -176,33 +176,21 @@ pub fn swap(o: &SwapOutcome) -> String {
     s
 }
 
+/// What changed in the identity, then (in parentheses) the confidences that moved: more
+/// evidence for the same trait is not a change.
 fn diff_line(d: &Diff) -> String {
+    let names = |list: &[crate::merge::TraitChange], sign: &str| {
+        list.iter()
+            .map(|t| format!("{sign}{}", t.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let mut parts = Vec::new();
     if !d.added.is_empty() {
-        parts.push(format!(
-            "+{}",
-            d.added
-                .iter()
-                .map(|t| t.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", +")
-        ));
+        parts.push(names(&d.added, "+"));
     }
     if !d.removed.is_empty() {
-        parts.push(format!(
-            "-{}",
-            d.removed
-                .iter()
-                .map(|t| t.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", -")
-        ));
-    }
-    for t in &d.strengthened {
-        parts.push(format!("{} ↑", t.name));
-    }
-    for t in &d.weakened {
-        parts.push(format!("{} ↓", t.name));
+        parts.push(names(&d.removed, "-"));
     }
     for l in d.levels.iter().take(4) {
         let name = l.key.split_once('.').map_or(l.key.as_str(), |(_, k)| k);
@@ -211,11 +199,28 @@ fn diff_line(d: &Diff) -> String {
     if d.levels.len() > 4 {
         parts.push(format!("{} more levels", d.levels.len() - 4));
     }
-    if parts.is_empty() {
-        "no change".into()
+    let mut line = if d.is_unchanged() {
+        "no change".to_owned()
     } else {
         parts.join("; ")
+    };
+    let confidence: Vec<String> = d
+        .strengthened
+        .iter()
+        .chain(&d.weakened)
+        .map(|t| {
+            format!(
+                "{} {:.0}% → {:.0}%",
+                t.name,
+                t.before.unwrap_or(0.0) * 100.0,
+                t.after.unwrap_or(0.0) * 100.0
+            )
+        })
+        .collect();
+    if !confidence.is_empty() {
+        let _ = write!(line, " (confidence: {})", confidence.join(", "));
     }
+    line
 }
 
 fn entry(s: &mut String, i: usize, v: &VersionEntry) {

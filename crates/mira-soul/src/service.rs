@@ -25,11 +25,18 @@ pub const MAX_WINDOW: i64 = 1000;
 pub const UNKNOWN_MODEL: &str = "unknown";
 
 /// Checks an agent id (or model id): trimmed, 1 to 128 characters, no control characters.
+/// The error for a missing one shows an example of the right kind: an agent (`my-agent`) for
+/// `agent_id`, a model (`gpt-4o`) for the model arguments.
 pub fn check_id(name: &str, value: &str) -> Result<String, SoulError> {
     let v = value.trim();
     if v.is_empty() {
+        let (what, example) = if name.contains("model") {
+            ("the model's name", "gpt-4o")
+        } else {
+            ("the agent's name", "my-agent")
+        };
         return Err(SoulError::Invalid(format!(
-            "{name} is required: give a non-blank name, e.g. \"my-agent\""
+            "{name} is required: give {what}, e.g. \"{example}\""
         )));
     }
     if v.chars().count() > MAX_ID_CHARS || v.chars().any(char::is_control) {
@@ -213,8 +220,9 @@ pub struct RecallOutcome {
     pub tokens: usize,
     /// The budget applied.
     pub budget: usize,
-    /// Statements included.
-    pub included: usize,
+    /// The statements included, in prompt order, each with its source (trait, observed,
+    /// default).
+    pub statements: Vec<crate::statements::Statement>,
     /// Statements left out for the budget.
     pub omitted: usize,
 }
@@ -242,7 +250,7 @@ pub fn recall(
         prompt: p.text,
         tokens: p.tokens,
         budget,
-        included: p.included,
+        statements: p.statements,
         omitted: p.omitted,
     })
 }

@@ -60,9 +60,9 @@ CREATE TABLE IF NOT EXISTS soul_model_swaps (
 CREATE INDEX IF NOT EXISTS idx_soul_swaps_agent ON soul_model_swaps (agent_id, swapped_at);
 ";
 
-/// Creates SOUL's tables if needed and checks their version. Fails (and SOUL stays off) when
-/// the database holds a newer SOUL schema or cannot be written.
-pub fn init(conn: &Connection) -> Result<(), SoulError> {
+/// The SOUL schema version stored in the database (None: no SOUL table yet). Fails when the
+/// database holds a newer one than this build supports.
+fn schema_version(conn: &Connection) -> Result<Option<i64>, SoulError> {
     let existing: Option<String> = conn
         .query_row(
             "SELECT value FROM soul_meta WHERE key = 'schema_version'",
@@ -76,16 +76,30 @@ pub fn init(conn: &Connection) -> Result<(), SoulError> {
             }
             e => Err(e),
         })?;
-    if let Some(v) = existing {
-        let found: i64 = v.parse().map_err(|_| {
-            SoulError::Storage(format!("soul_meta.schema_version is '{v}', not a number"))
-        })?;
-        if found > SCHEMA_VERSION {
-            return Err(SoulError::Storage(format!(
-                "the SOUL tables are at schema version {found}, newer than this mira supports ({SCHEMA_VERSION}); upgrade mira"
-            )));
-        }
+    let Some(v) = existing else {
+        return Ok(None);
+    };
+    let found: i64 = v.parse().map_err(|_| {
+        SoulError::Storage(format!("soul_meta.schema_version is '{v}', not a number"))
+    })?;
+    if found > SCHEMA_VERSION {
+        return Err(SoulError::Storage(format!(
+            "the SOUL tables are at schema version {found}, newer than this mira supports ({SCHEMA_VERSION}); upgrade mira"
+        )));
     }
+    Ok(Some(found))
+}
+
+/// Whether SOUL's tables are there at this build's version (false: [`init`] must run first).
+/// Reads only; fails like [`init`] on a newer schema.
+pub fn ready(conn: &Connection) -> Result<bool, SoulError> {
+    Ok(schema_version(conn)? == Some(SCHEMA_VERSION))
+}
+
+/// Creates SOUL's tables if needed and checks their version. Fails (and SOUL stays off) when
+/// the database holds a newer SOUL schema or cannot be written.
+pub fn init(conn: &Connection) -> Result<(), SoulError> {
+    schema_version(conn)?;
     conn.execute_batch(SCHEMA)?;
     conn.execute(
         "INSERT INTO soul_meta (key, value) VALUES ('schema_version', ?1)
@@ -93,6 +107,42 @@ pub fn init(conn: &Connection) -> Result<(), SoulError> {
         params![SCHEMA_VERSION.to_string()],
     )?;
     Ok(())
+}
+
+/// SOUL's contents at a glance, for mira's status.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Overview {
+    /// Agents with an identity.
+    pub agents: u64,
+    /// When the latest capture was made (unix ms).
+    pub last_capture: Option<i64>,
+    /// The agent of the latest capture.
+    pub last_agent: Option<String>,
+}
+
+/// The agents and the latest capture (all zero when SOUL's tables are not there).
+pub fn overview(conn: &Connection) -> Result<Overview, SoulError> {
+    if schema_version(conn)?.is_none() {
+        return Ok(Overview::default());
+    }
+    let agents: i64 = conn.query_row(
+        "SELECT count(DISTINCT agent_id) FROM soul_identities",
+        [],
+        |r| r.get(0),
+    )?;
+    let last: Option<(i64, String)> = conn
+        .query_row(
+            "SELECT observed_at, agent_id FROM soul_observations
+             ORDER BY observed_at DESC, rowid DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    Ok(Overview {
+        agents: u64::try_from(agents).unwrap_or(0),
+        last_capture: last.as_ref().map(|l| l.0),
+        last_agent: last.map(|l| l.1),
+    })
 }
 
 fn decode(data: String) -> Result<Identity, SoulError> {
@@ -277,8 +327,11 @@ mod tests {
     #[test]
     fn init_is_idempotent_and_refuses_a_newer_schema() {
         let conn = Connection::open_in_memory().expect("db");
+        assert!(!ready(&conn).expect("ready"));
+        assert_eq!(overview(&conn).expect("overview"), Overview::default());
         init(&conn).expect("init");
         init(&conn).expect("init again");
+        assert!(ready(&conn).expect("ready"));
         conn.execute(
             "UPDATE soul_meta SET value = '99' WHERE key = 'schema_version'",
             [],
@@ -286,6 +339,7 @@ mod tests {
         .expect("bump");
         let e = init(&conn).unwrap_err().to_string();
         assert!(e.contains("schema version 99"), "{e}");
+        assert_eq!(ready(&conn).unwrap_err().to_string(), e);
     }
 
     #[test]

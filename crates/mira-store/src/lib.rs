@@ -6,6 +6,7 @@
 
 mod db;
 mod dead_letters;
+mod edit;
 mod error;
 mod lifecycle;
 mod migrations;
@@ -17,6 +18,7 @@ pub mod index;
 
 pub use db::{SqliteOptions, Store};
 pub use dead_letters::DeadLetter;
+pub use edit::{MemoryEdit, MemoryMeta};
 pub use error::StoreError;
 pub use lifecycle::{
     ArchiveMatch, ArchivePlan, ArchiveReport, ArchiveRule, DeleteCounts, DeleteScope, Restored,

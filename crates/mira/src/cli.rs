@@ -351,6 +351,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Open the memory browser: a local web page to search, read and fix the memories.
+    Ui {
+        /// Listen on ADDR (IP:PORT or a port on 127.0.0.1); another host needs mcp.http.auth_token.
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8766")]
+        addr: String,
+        /// Also show SOUL identities (as soul.enabled: true).
+        #[arg(long)]
+        with_soul: bool,
+    },
     /// SOUL, the identity extension: who the agent is (works whether or not soul.enabled).
     Soul {
         /// The agent whose identity this is.
@@ -549,6 +558,21 @@ fn serve(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `mira ui`: the memory browser on `addr`.
+fn browse(cli: &Cli, addr: &str, with_soul: bool) -> Result<ExitCode> {
+    let addr = crate::mcp::parse_addr(addr)?;
+    let (mut config, source) = Config::load(cli.config.as_deref())?;
+    config.soul.enabled |= with_soul;
+    let app = std::sync::Arc::new(App::open(config, source)?);
+    if app.config.soul.enabled {
+        if let Err(code) = use_case(usecases::soul::init(&app))? {
+            return Ok(code);
+        }
+    }
+    crate::ui::serve(app, addr)?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// The configuration and the real model for `mira eval` and `mira bench`, with `--budget`
 /// checked.
 fn measuring(cli: &Cli, budget: u32) -> Result<(Config, std::sync::Arc<dyn mira_embed::Embedder>)> {
@@ -644,6 +668,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 metrics.as_ref().map(Option::as_deref),
             )
         }
+        Command::Ui { addr, with_soul } => return browse(&cli, addr, *with_soul),
         Command::Soul {
             agent,
             json,
@@ -1194,9 +1219,6 @@ fn run_soul(cli: &Cli, agent: Option<&str>, json: bool, action: &SoulAction) -> 
         return Ok(ExitCode::from(2));
     };
     let app = open(cli)?;
-    if let Err(code) = use_case(soul::init(&app))? {
-        return Ok(code);
-    }
     fn json_arg<T: serde::de::DeserializeOwned>(what: &str, raw: &str) -> Result<T, UseCaseError> {
         serde_json::from_str(raw).map_err(|e| {
             UseCaseError::Invalid(format!(

@@ -512,6 +512,13 @@ pub struct McpHttpConfig {
     /// Optional bearer token required by the HTTP transport.
     pub auth_token: Option<String>,
 }
+impl McpHttpConfig {
+    /// The bearer token the HTTP transport and the memory browser require, when one is set.
+    pub fn token(&self) -> Option<&str> {
+        self.auth_token.as_deref().filter(|t| !t.is_empty())
+    }
+}
+
 impl Default for McpHttpConfig {
     fn default() -> Self {
         McpHttpConfig {

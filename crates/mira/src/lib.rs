@@ -1,5 +1,5 @@
 //! mira: long-term memory for LLM agents. This crate wires the use cases together and exposes
-//! them through the CLI (and, later, MCP and HTTP).
+//! them through the CLI, the MCP server (stdio or HTTP) and the memory browser (`ui`).
 
 pub mod app;
 pub mod bearer;
@@ -10,6 +10,7 @@ pub mod eval;
 pub mod logging;
 pub mod mcp;
 pub mod ops;
+pub mod ui;
 pub mod usecases;
 pub mod webhooks;
 

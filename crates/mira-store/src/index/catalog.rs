@@ -74,8 +74,13 @@ pub struct Catalog {
     labels: Labels,
     names: HashMap<Arc<str>, ()>,
     lexical: LexicalIndex,
-    /// Slots of each (wing, session), sorted by (created_at, key).
-    sessions: HashMap<(u32, Arc<str>), Vec<u32>>,
+    /// The session list of each (wing, session).
+    sessions: HashMap<(u32, Arc<str>), u32>,
+    /// Slots of each session, sorted by (created_at, key); emptied lists are reused.
+    session_lists: Vec<Vec<u32>>,
+    free_session_lists: Vec<u32>,
+    /// Per slot: its session list and its position in it (neighbours without a lookup).
+    placement: Vec<Option<(u32, u32)>>,
     /// Per wing: speaker → number of memories.
     speakers: HashMap<u32, HashMap<Arc<str>, usize>>,
     census: HashMap<(Option<u32>, Option<u32>), usize>,
@@ -130,6 +135,7 @@ impl Catalog {
             None => {
                 self.cards.push(None);
                 self.labels_of.push((0, 0));
+                self.placement.push(None);
                 (self.cards.len() - 1) as u32
             }
         };
@@ -138,15 +144,7 @@ impl Catalog {
         text.push_str(&day_text(card.created_at_ms));
         self.lexical.insert(slot, &lexical::terms(&text));
         if let Some(session) = &card.session {
-            let list = self.sessions.entry((wing, session.clone())).or_default();
-            let order = (card.created_at_ms, card.key);
-            let cards = &self.cards;
-            let at = list.partition_point(|&s| {
-                cards[s as usize]
-                    .as_ref()
-                    .is_some_and(|c| (c.created_at_ms, c.key) < order)
-            });
-            list.insert(at, slot);
+            self.place_in_session(slot, wing, session.clone(), (card.created_at_ms, card.key));
         }
         if let Some(sp) = &card.speaker {
             *self
@@ -169,6 +167,45 @@ impl Catalog {
         self.live += 1;
     }
 
+    /// Inserts `slot` into the session list of (wing, session) at its place in `order`
+    /// (created_at, key).
+    fn place_in_session(&mut self, slot: u32, wing: u32, session: Arc<str>, order: (i64, u64)) {
+        let list = match self.sessions.get(&(wing, session.clone())) {
+            Some(&l) => l,
+            None => {
+                let l = match self.free_session_lists.pop() {
+                    Some(l) => l,
+                    None => {
+                        self.session_lists.push(Vec::new());
+                        (self.session_lists.len() - 1) as u32
+                    }
+                };
+                self.sessions.insert((wing, session), l);
+                l
+            }
+        };
+        let cards = &self.cards;
+        let members = &mut self.session_lists[list as usize];
+        let at = members.partition_point(|&s| {
+            cards[s as usize]
+                .as_ref()
+                .is_some_and(|c| (c.created_at_ms, c.key) < order)
+        });
+        members.insert(at, slot);
+        self.renumber(list, at);
+    }
+
+    /// Records the positions of the members of session list `list` from `from` on.
+    fn renumber(&mut self, list: u32, from: usize) {
+        for (pos, &s) in self.session_lists[list as usize]
+            .iter()
+            .enumerate()
+            .skip(from)
+        {
+            self.placement[s as usize] = Some((list, pos as u32));
+        }
+    }
+
     /// Removes the memory stored under `key`; false if there was none.
     pub fn remove_key(&mut self, key: u64) -> bool {
         let Some(slot) = self.by_key.remove(&key) else {
@@ -181,12 +218,15 @@ impl Catalog {
         self.by_id.remove(&card.id);
         self.pinned.remove(&slot);
         self.lexical.remove(slot);
-        if let Some(session) = &card.session {
-            if let Some(list) = self.sessions.get_mut(&(wing, session.clone())) {
-                list.retain(|&s| s != slot);
-                if list.is_empty() {
+        if let Some((list, at)) = self.placement[slot as usize].take() {
+            let members = &mut self.session_lists[list as usize];
+            members.remove(at as usize);
+            self.renumber(list, at as usize);
+            if self.session_lists[list as usize].is_empty() {
+                if let Some(session) = &card.session {
                     self.sessions.remove(&(wing, session.clone()));
                 }
+                self.free_session_lists.push(list);
             }
         }
         if let Some(sp) = &card.speaker {
@@ -301,31 +341,20 @@ impl Catalog {
     }
 
     /// The memories `1..=reach` steps before and after `slot` in its session, in time order
-    /// (`(before_d, after_d)` for d = 1..=reach; empty when it has no session).
-    pub fn neighbours(&self, slot: u32, reach: usize) -> Vec<(Option<u32>, Option<u32>)> {
-        let Some(card) = self.card(slot) else {
-            return Vec::new();
-        };
-        let Some(session) = &card.session else {
-            return Vec::new();
-        };
-        let (wing, _) = self.labels_of[slot as usize];
-        let Some(list) = self.sessions.get(&(wing, session.clone())) else {
-            return Vec::new();
-        };
-        let order = (card.created_at_ms, card.key);
-        let at = list.partition_point(|&s| {
-            self.cards[s as usize]
-                .as_ref()
-                .is_some_and(|c| (c.created_at_ms, c.key) < order)
-        });
-        (1..=reach)
-            .map(|d| {
-                let before = at.checked_sub(d).map(|i| list[i]);
-                let after = list.get(at + d).copied();
-                (before, after)
-            })
-            .collect()
+    /// (`(before_d, after_d)` for d = 1..=reach; nothing when it has no session).
+    pub fn neighbours(
+        &self,
+        slot: u32,
+        reach: usize,
+    ) -> impl Iterator<Item = (Option<u32>, Option<u32>)> + '_ {
+        let placed = self.placement.get(slot as usize).copied().flatten();
+        let members: &[u32] = placed.map_or(&[], |(list, _)| &self.session_lists[list as usize]);
+        let at = placed.map_or(0, |(_, at)| at as usize);
+        let reach = if placed.is_some() { reach } else { 0 };
+        (1..=reach).map(move |d| {
+            let before = at.checked_sub(d).map(|i| members[i]);
+            (before, members.get(at + d).copied())
+        })
     }
 
     /// The speakers of the memories within `filter`'s wing (all wings without one), lower case.
@@ -392,7 +421,7 @@ mod tests {
         assert_eq!(c.scope(&a).len(), 3);
         assert_eq!(c.scope_size(&SearchFilter::wing("zzz")), 0);
         let s3 = c.slot_of(MemoryId::from_u128(3)).unwrap();
-        let n = c.neighbours(s3, 2);
+        let n: Vec<_> = c.neighbours(s3, 2).collect();
         assert_eq!(n[0].0.and_then(|s| c.card(s)).map(|c| c.key), Some(2));
         assert_eq!(n[0].1.and_then(|s| c.card(s)).map(|c| c.key), Some(1));
         assert_eq!(n[1], (None, None));
@@ -419,7 +448,7 @@ mod tests {
         assert!(!c.remove_key(1));
         assert_eq!(c.len(), 1);
         let s2 = c.slot_of(MemoryId::from_u128(2)).unwrap();
-        assert_eq!(c.neighbours(s2, 1), vec![(None, None)]);
+        assert_eq!(c.neighbours(s2, 1).collect::<Vec<_>>(), vec![(None, None)]);
         // Same id under a new key replaces the old entry.
         let mut moved = row(9, "a", None, 3, "two again");
         moved.card.id = MemoryId::from_u128(2);
@@ -427,5 +456,35 @@ mod tests {
         assert_eq!(c.len(), 1);
         assert_eq!(c.keys().collect::<Vec<_>>(), vec![9]);
         assert_eq!(c.scope_size(&SearchFilter::wing("a")), 1);
+    }
+
+    #[test]
+    fn sessions_keep_their_order_through_removals_and_reinsertions() {
+        let mut c = Catalog::new();
+        for (key, at) in [(1, 1), (2, 2), (3, 3), (4, 4)] {
+            c.upsert(row(key, "a", Some("s"), at, "text"));
+        }
+        let slot = |k: u128| c.slot_of(MemoryId::from_u128(k)).unwrap();
+        let (s1, s2, s3, s4) = (slot(1), slot(2), slot(3), slot(4));
+        let around = |c: &Catalog, s: u32, r: usize| c.neighbours(s, r).collect::<Vec<_>>();
+        assert_eq!(
+            around(&c, s2, 2),
+            vec![(Some(s1), Some(s3)), (None, Some(s4))]
+        );
+        assert!(c.remove_key(2));
+        assert_eq!(around(&c, s3, 2), vec![(Some(s1), Some(s4)), (None, None)]);
+        // A memory dated between others goes between them.
+        c.upsert(row(5, "a", Some("s"), 2, "text"));
+        let s5 = c.slot_of(MemoryId::from_u128(5)).unwrap();
+        assert_eq!(around(&c, s3, 1), vec![(Some(s5), Some(s4))]);
+        assert_eq!(around(&c, s1, 1), vec![(None, Some(s5))]);
+        // An emptied session's list is reused by the next session, which starts afresh.
+        for k in [1, 3, 4, 5] {
+            assert!(c.remove_key(k));
+        }
+        c.upsert(row(6, "a", Some("t"), 1, "text"));
+        let s6 = c.slot_of(MemoryId::from_u128(6)).unwrap();
+        assert_eq!(around(&c, s6, 1), vec![(None, None)]);
+        assert!(around(&c, s6, 0).is_empty());
     }
 }

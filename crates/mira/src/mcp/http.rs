@@ -24,14 +24,7 @@ const SESSION_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs
 
 /// Serves MCP on `addr` until the process is told to stop.
 pub async fn serve(server: MiraServer, addr: SocketAddr) -> Result<()> {
-    let token = server
-        .app()
-        .config
-        .mcp
-        .http
-        .auth_token
-        .clone()
-        .filter(|t| !t.is_empty());
+    let token = server.app().config.mcp.http.token().map(str::to_owned);
     let cancel = CancellationToken::new();
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cancel.child_token())
@@ -47,12 +40,14 @@ pub async fn serve(server: MiraServer, addr: SocketAddr) -> Result<()> {
     // (rmcp's default is 5 minutes; clients start a new session when theirs has expired).
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(SESSION_IDLE_TIMEOUT);
+    let app = server.app().clone();
     let service =
         StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
     let router = axum::Router::new()
         .route_service(PATH, service)
         .layer(axum::middleware::from_fn(check_frame));
-    let router = crate::bearer::protect(router, token.as_deref(), "mcp.http.auth_token");
+    let router = crate::bearer::protect(router, token.as_deref(), "mcp.http.auth_token")
+        .merge(crate::ui::router(app, addr, token.as_deref()));
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
         format!("cannot listen on {addr} (mcp.http.addr / --http): is another server using it?")
     })?;
@@ -61,6 +56,7 @@ pub async fn serve(server: MiraServer, addr: SocketAddr) -> Result<()> {
         .context("cannot read the listening address")?;
     // stdout stays unused in every mode; this line is how people (and tests) find the port.
     eprintln!("mira: MCP over streamable HTTP on http://{local}{PATH}");
+    eprintln!("mira: memory browser on http://{local}{}", crate::ui::PATH);
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             super::shutdown_signal().await;

@@ -40,7 +40,7 @@ pub fn transport(config: &McpConfig, http: Option<Option<&str>>) -> Result<Trans
 }
 
 /// Parses `IP:PORT`, `localhost:PORT` or a bare port (on 127.0.0.1).
-fn parse_addr(raw: &str) -> Result<SocketAddr> {
+pub(crate) fn parse_addr(raw: &str) -> Result<SocketAddr> {
     let raw = raw.trim();
     let loopback = |port: &str| {
         port.parse::<u16>()
@@ -59,19 +59,30 @@ fn parse_addr(raw: &str) -> Result<SocketAddr> {
 /// Serves MCP on `transport` until the client goes away (stdio: end of input) or the process
 /// is interrupted (Ctrl-C, SIGTERM), then saves the vector index.
 pub fn serve(app: Arc<App>, transport: Transport) -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("mira-mcp")
-        .build()
-        .context("cannot start the async runtime")?;
-    let result = runtime.block_on(async {
-        let server = MiraServer::new(app.clone());
+    let served = app.clone();
+    run_server(app, "mira-mcp", async move {
+        let server = MiraServer::new(served);
         server.warm_up();
         match transport {
             Transport::Stdio => stdio::serve(server).await,
             Transport::Http(addr) => http::serve(server, addr).await,
         }
-    });
+    })
+}
+
+/// Runs `serve` on a new multi-threaded runtime (threads named `thread_name`) until it ends,
+/// then saves the vector index.
+pub(crate) fn run_server(
+    app: Arc<App>,
+    thread_name: &str,
+    serve: impl std::future::Future<Output = Result<()>>,
+) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name(thread_name)
+        .build()
+        .context("cannot start the async runtime")?;
+    let result = runtime.block_on(serve);
     let saved = runtime.block_on(async {
         let app = app.clone();
         tokio::task::spawn_blocking(move || app.index.save()).await
@@ -90,7 +101,7 @@ pub fn serve(app: Arc<App>, transport: Transport) -> Result<()> {
 }
 
 /// Resolves when the process is asked to stop (Ctrl-C or SIGTERM).
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;

@@ -1,7 +1,8 @@
 //! The eight `soul_*` tools of SOUL, the identity extension: a second tool router, merged into
-//! the server's only when SOUL is enabled (`soul.enabled: true` or `mira serve --with-soul`)
-//! and its tables are ready. When SOUL fails to initialise, the failure is logged and the mira
-//! tools are served alone.
+//! the server's when SOUL is enabled (`soul.enabled: true` or `mira serve --with-soul`). SOUL's
+//! tables are made ready at start; when they cannot be, the failure is logged, the tools stay
+//! listed and each call answers with the cause (and tries again, so a passing failure heals),
+//! and `mira_status` shows it.
 
 use super::args;
 use super::server::{invalid, success, to_json, Failure, MiraServer};
@@ -10,7 +11,7 @@ use crate::App;
 use mira_soul::service::{CaptureRequest, DriftRequest, RecallRequest, MAX_BUDGET, MAX_WINDOW};
 use mira_soul::{render, Patch};
 use rmcp::handler::server::tool::ToolRouter;
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use rmcp::{tool, tool_router};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
@@ -26,7 +27,7 @@ pub(super) const SOUL_INSTRUCTIONS: &str = "SOUL keeps your identity (who you ar
 
 const CAPTURE_DESCRIPTION: &str = "Record who the agent is from a conversation it took part in: SOUL reads the agent's turns (lines after 'Assistant:'; 'User:' lines are ignored) and extracts personality traits, voice (formality, humour, empathy, directness …), communication style, values, behaviour and emotional tone, each with a confidence, then merges them into the agent's identity as a new version. Call it at the end of a session, with the model you ran on as model_id. Traits below the configured confidence are not stored. Returns the version, the traits captured with their confidences, and a drift warning when the identity changed a lot.";
 
-const RECALL_DESCRIPTION: &str = "Get the agent's identity prompt (who you are: traits, voice, style, values), within a token budget, the most characteristic statements first. Call it at the start of a session and inject the prompt into your context so that you stay yourself; give context (what you are about to do) to favour the statements that matter for it. Needs an identity captured before (soul_capture, soul_update or soul_patch).";
+const RECALL_DESCRIPTION: &str = "Get the agent's identity prompt (who you are: traits, voice, style, values), within a token budget, best evidenced first: the captured traits with their confidence, then what captures observed, then defaults for what was never observed. Call it at the start of a session and inject the prompt into your context so that you stay yourself; give context (what you are about to do) to favour the statements that matter for it. Needs an identity captured before (soul_capture, soul_update or soul_patch).";
 
 const DRIFT_DESCRIPTION: &str = "Check whether the agent's identity drifted: by default between its last `window` versions; with from_model and to_model, between what the agent showed under two models (from its captures). Returns a drift score in [0, 1], the distance per dimension (voice, traits, communication, values, behaviour, emotion) marked [!] above the configured threshold, and recommendations. Call it after a model change or when the agent seems out of character.";
 
@@ -221,30 +222,38 @@ fn metrics(value: Option<Value>) -> Result<Option<Value>, Failure> {
     }
 }
 
+/// The answer to a soul tool that ran out of time.
+fn soul_timeout_message(tool: &str, secs: u64) -> String {
+    let check = match tool {
+        "soul_capture" | "soul_swap" | "soul_update" | "soul_patch" => {
+            " (it may have completed anyway: check with soul_history before repeating it)"
+        }
+        _ => "",
+    };
+    format!(
+        "{tool} did not finish within {secs} s (mcp.timeout_seconds): the database is busy. Retry in a moment{check}."
+    )
+}
+
 fn count(name: &str, value: Option<&Value>, hint: &str) -> Result<Option<i64>, Failure> {
     args::integer(name, value, hint).map_err(invalid)
 }
 
 impl MiraServer {
-    /// The soul tools when SOUL is enabled and its tables are ready; none otherwise (an
-    /// initialisation failure is logged, and the mira tools are served alone).
+    /// The soul tools when SOUL is enabled; none otherwise. A failure to make SOUL's tables
+    /// ready is logged here, and answered by every soul tool until it is fixed.
     pub(super) fn soul_tools(app: &App) -> ToolRouter<MiraServer> {
         if !app.config.soul.enabled {
             return ToolRouter::new();
         }
-        match soul::init(app) {
-            Ok(()) => {
-                tracing::info!("SOUL enabled: serving the soul_* tools");
-                Self::soul_tool_router()
-            }
-            Err(e) => {
-                tracing::error!(
-                    "SOUL failed to initialise, serving the mira tools only: {:#}",
-                    anyhow::Error::new(e)
-                );
-                ToolRouter::new()
-            }
+        match soul::ensure(app) {
+            Ok(()) => tracing::info!("SOUL enabled: serving the soul_* tools"),
+            Err(e) => tracing::error!(
+                "SOUL failed to initialise; its tools answer with this error: {:#}",
+                anyhow::Error::new(e)
+            ),
         }
+        Self::soul_tool_router()
     }
 
     /// Runs a SOUL use case and answers with its text and its outcome as structured content.
@@ -261,9 +270,19 @@ impl MiraServer {
         Ok(success(text(&outcome), to_json(&outcome)))
     }
 
-    /// The tool's answer, or its failure as a tool error.
+    /// The tool's answer, or its failure as a tool error. A timeout says what SOUL was doing
+    /// (waiting for the database) and, for a tool that writes, how to check whether it went
+    /// through before repeating it.
     fn soul_reply(&self, tool: &str, r: Result<CallToolResult, Failure>) -> CallToolResult {
-        r.unwrap_or_else(|f| self.failure(tool, f))
+        match r {
+            Ok(answer) => answer,
+            Err(Failure::Timeout) => {
+                let secs = self.app().config.mcp.timeout_seconds.max(1);
+                tracing::warn!("{tool}: no answer within {secs} s");
+                CallToolResult::error(vec![ContentBlock::text(soul_timeout_message(tool, secs))])
+            }
+            Err(f) => self.failure(tool, f),
+        }
     }
 
     async fn do_soul_capture(&self, a: JsonObject) -> Result<CallToolResult, Failure> {
@@ -452,5 +471,26 @@ impl MiraServer {
     )]
     async fn soul_patch(&self, arguments: JsonObject) -> CallToolResult {
         self.soul_reply("soul_patch", self.do_soul_patch(arguments).await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::soul_timeout_message;
+
+    #[test]
+    fn a_timeout_names_soul_tools_only() {
+        let m = soul_timeout_message("soul_capture", 30);
+        assert!(
+            m.starts_with("soul_capture did not finish within 30 s"),
+            "{m}"
+        );
+        assert!(
+            m.contains("check with soul_history before repeating it"),
+            "{m}"
+        );
+        assert!(!m.contains("mira_"), "{m}");
+        let m = soul_timeout_message("soul_recall", 30);
+        assert!(!m.contains("soul_history") && !m.contains("mira_"), "{m}");
     }
 }

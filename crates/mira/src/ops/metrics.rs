@@ -38,6 +38,29 @@ impl DeadLetterReason {
     }
 }
 
+/// What this process did since it started, in a few numbers (the memory browser's health view).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MetricsSummary {
+    /// Successful recalls.
+    pub recalls: u64,
+    /// Their mean latency in milliseconds.
+    pub recall_mean_ms: f64,
+    /// Successful stores.
+    pub stores: u64,
+    /// Their mean latency in milliseconds.
+    pub store_mean_ms: f64,
+    /// Embedding batches.
+    pub embed_batches: u64,
+    /// Their mean latency in milliseconds.
+    pub embed_mean_ms: f64,
+    /// Mean fraction of the token budget a recall used.
+    pub budget_used_mean: f64,
+    /// MCP tool calls.
+    pub tool_calls: u64,
+    /// Of which failed.
+    pub tool_errors: u64,
+}
+
 /// Every series mira exports.
 pub struct Metrics {
     registry: Registry,
@@ -203,6 +226,47 @@ impl Metrics {
         self.webhook_dead_letters
             .with_label_values(&[reason.as_str()])
             .inc();
+    }
+
+    /// Counts and mean latencies since the process started.
+    pub fn summary(&self) -> MetricsSummary {
+        let mean_ms = |h: &Histogram| {
+            let n = h.get_sample_count();
+            if n == 0 {
+                0.0
+            } else {
+                h.get_sample_sum() * 1e3 / n as f64
+            }
+        };
+        let (mut tool_calls, mut tool_errors) = (0, 0);
+        for family in self.tool_calls.collect() {
+            for m in family.get_metric() {
+                let n = m.get_counter().get_value() as u64;
+                tool_calls += n;
+                if m.get_label()
+                    .iter()
+                    .any(|l| l.name() == "outcome" && l.value() == "error")
+                {
+                    tool_errors += n;
+                }
+            }
+        }
+        let used = &self.budget_utilisation;
+        MetricsSummary {
+            recalls: self.recall_duration.get_sample_count(),
+            recall_mean_ms: mean_ms(&self.recall_duration),
+            stores: self.store_duration.get_sample_count(),
+            store_mean_ms: mean_ms(&self.store_duration),
+            embed_batches: self.embed_duration.get_sample_count(),
+            embed_mean_ms: mean_ms(&self.embed_duration),
+            budget_used_mean: if used.get_sample_count() == 0 {
+                0.0
+            } else {
+                used.get_sample_sum() / used.get_sample_count() as f64
+            },
+            tool_calls,
+            tool_errors,
+        }
     }
 
     /// The text exposition, with the gauges refreshed from `app` (blocking: reads SQLite).

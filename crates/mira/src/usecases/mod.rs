@@ -3,6 +3,7 @@
 pub mod archive;
 pub mod causal;
 pub mod clear;
+pub mod edit;
 pub mod load;
 pub mod pin;
 pub mod recall;

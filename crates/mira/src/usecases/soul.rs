@@ -3,18 +3,21 @@
 //! `mira soul …`.
 //!
 //! Each operation runs in one write transaction (rolled back when it fails) or, when it only
-//! reads, on a read connection. [`init`] creates SOUL's tables; the MCP server calls it at
-//! start when SOUL is enabled, the CLI before every `mira soul` command.
+//! reads, on a read connection, after [`ensure`] has checked that SOUL's tables are ready
+//! (creating them the first time). When they cannot be (a newer SOUL schema, a read-only
+//! database), every operation fails with the cause, and [`state`] reports it in mira's status.
 
 use super::{UseCaseError, UseCaseResult};
 use crate::config::SoulConfig;
 use crate::App;
+use anyhow::Context;
 use mira_soul::service::{
     self, CaptureOutcome, CaptureRequest, DriftOutcome, DriftRequest, EditOutcome, HistoryOutcome,
     RecallOutcome, RecallRequest, StatusOutcome, SwapOutcome,
 };
 use mira_soul::{Patch, Settings, SoulError};
 use rusqlite::Connection;
+use serde::Serialize;
 
 /// SOUL's settings from the `soul:` section of the config.
 pub fn settings(c: &SoulConfig) -> Settings {
@@ -41,13 +44,15 @@ impl From<SoulError> for UseCaseError {
     }
 }
 
-/// Runs `f` in one write transaction, committed only when it succeeds.
+/// Runs `f` in one write transaction, committed only when it succeeds, once SOUL is ready.
 fn write<T>(app: &App, f: impl FnOnce(&Connection) -> Result<T, SoulError>) -> UseCaseResult<T> {
+    ensure(app)?;
     app.store.write_with(|tx| f(tx).map_err(UseCaseError::from))
 }
 
-/// Runs `f` on a read connection.
+/// Runs `f` on a read connection, once SOUL is ready.
 fn read<T>(app: &App, f: impl FnOnce(&Connection) -> Result<T, SoulError>) -> UseCaseResult<T> {
+    ensure(app)?;
     app.store
         .read_with(|conn| f(conn).map_err(UseCaseError::from))
 }
@@ -56,9 +61,95 @@ fn now() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-/// Creates SOUL's tables if needed (fails when the database holds a newer SOUL schema).
-pub fn init(app: &App) -> UseCaseResult<()> {
-    write(app, mira_soul::storage::init)
+/// Makes sure SOUL's tables are ready: a read when they are, their creation (or upgrade) in a
+/// write transaction when not. Fails with the cause when they cannot be (a newer SOUL schema,
+/// a read-only database), prefixed "SOUL cannot start".
+pub fn ensure(app: &App) -> UseCaseResult<()> {
+    prepare(app).map_err(|e| match e {
+        UseCaseError::Internal(e) => UseCaseError::Internal(e.context("SOUL cannot start")),
+        other => other,
+    })
+}
+
+fn prepare(app: &App) -> UseCaseResult<()> {
+    let ready = app
+        .store
+        .read_with(|c| mira_soul::storage::ready(c).map_err(UseCaseError::from))?;
+    if ready {
+        return Ok(());
+    }
+    app.store
+        .write_with(|tx| mira_soul::storage::init(tx).map_err(UseCaseError::from))
+}
+
+/// SOUL's part of mira's status.
+#[derive(Debug, Clone, Serialize)]
+pub struct SoulState {
+    /// Whether the soul_* tools are served (`soul.enabled`, `mira serve --with-soul`).
+    pub enabled: bool,
+    /// Agents with an identity.
+    pub agents: u64,
+    /// When the latest capture was made (RFC 3339).
+    pub last_capture: Option<String>,
+    /// The agent of the latest capture.
+    pub last_agent: Option<String>,
+    /// Why SOUL cannot start (when enabled): its tools fail with this until it is fixed.
+    pub error: Option<String>,
+}
+
+/// SOUL's state: enabled or not, its agents and latest capture, and why it cannot start (when
+/// enabled and it cannot; checking creates its tables the first time).
+pub fn state(app: &App) -> SoulState {
+    let enabled = app.config.soul.enabled;
+    let mut error = if enabled {
+        prepare(app).err().map(|e| format!("{e:#}"))
+    } else {
+        None
+    };
+    let overview = app.store.read_with(|c| {
+        mira_soul::storage::overview(c)
+            .context("cannot read SOUL's tables")
+            .map_err(UseCaseError::from)
+    });
+    let overview = match overview {
+        Ok(o) => o,
+        Err(e) => {
+            if enabled && error.is_none() {
+                error = Some(format!("{e:#}"));
+            }
+            mira_soul::storage::Overview::default()
+        }
+    };
+    SoulState {
+        enabled,
+        agents: overview.agents,
+        last_capture: overview.last_capture.map(mira_soul::render::rfc3339),
+        last_agent: overview.last_agent,
+        error,
+    }
+}
+
+/// One line of the status text about SOUL.
+pub fn state_line(s: &SoulState) -> String {
+    let stored = match s.agents {
+        1 => "1 agent".to_owned(),
+        n => format!("{n} agents"),
+    };
+    match (&s.error, s.enabled) {
+        (Some(e), _) => format!(
+            "SOUL: enabled but cannot start ({e}); the soul_* tools fail until this is fixed"
+        ),
+        (None, true) => match (&s.last_capture, &s.last_agent) {
+            (Some(at), Some(agent)) => {
+                format!("SOUL: enabled, {stored}, last capture {at} ({agent})")
+            }
+            _ => format!("SOUL: enabled, {stored}, no capture yet"),
+        },
+        (None, false) if s.agents > 0 => {
+            format!("SOUL: disabled ({stored} stored; soul.enabled or --with-soul serves them)")
+        }
+        (None, false) => "SOUL: disabled (soul.enabled or --with-soul)".to_owned(),
+    }
 }
 
 /// Extracts identity observations from a conversation into a new version.

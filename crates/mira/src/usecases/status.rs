@@ -50,6 +50,8 @@ pub struct Status {
     pub by_wing: BTreeMap<String, u64>,
     /// Memories per wing/room.
     pub by_room: BTreeMap<String, u64>,
+    /// SOUL, the identity extension.
+    pub soul: super::soul::SoulState,
 }
 
 /// The vector index part of the status.
@@ -110,6 +112,7 @@ pub fn status(app: &App) -> UseCaseResult<Status> {
         by_type: s.by_type,
         by_wing: s.by_wing,
         by_room: s.by_room,
+        soul: super::soul::state(app),
     })
 }
 
@@ -138,6 +141,7 @@ pub fn render_text(s: &Status) -> String {
     if let Some(u) = s.uptime_secs {
         let _ = writeln!(out, "Uptime: {u}s");
     }
+    let _ = writeln!(out, "{}", super::soul::state_line(&s.soul));
     let i = &s.index;
     let _ = writeln!(
         out,

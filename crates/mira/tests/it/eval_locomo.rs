@@ -1,14 +1,7 @@
 //! `mira eval locomo` on one development conversation (a bounded number of questions).
 
-use std::path::PathBuf;
+use crate::common::locomo_dev_dir as locomo_dir;
 use std::sync::Arc;
-
-fn locomo_dir() -> PathBuf {
-    std::env::var_os("MIRA_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")))
-        .join("data/locomo-dev")
-}
 
 #[test]
 fn eval_reports_every_system_and_category() {

@@ -304,11 +304,12 @@ impl Drop for StdioClient {
     }
 }
 
-/// `mira serve --http 127.0.0.1:0` on a store in `dir`, with the address it listens on.
+/// An HTTP server (`mira serve --http 127.0.0.1:0`, `mira ui`) on a store in `dir`, with the
+/// address it listens on.
 pub struct HttpServer {
     child: Child,
     stderr: Arc<Mutex<String>>,
-    /// `http://127.0.0.1:<port>/mcp`.
+    /// The first URL it names (`http://127.0.0.1:<port>/mcp` for `mira serve --http`).
     pub url: String,
 }
 
@@ -322,12 +323,18 @@ impl HttpServer {
     pub fn start_with(dir: &Path, extra: &[&str]) -> HttpServer {
         let mut args = vec!["serve", "--http", "127.0.0.1:0"];
         args.extend_from_slice(extra);
-        let mut child = mira_command(dir, &args)
+        HttpServer::spawn(dir, &args)
+    }
+
+    /// Starts `mira <args>` (an HTTP server) and waits until it names the first URL it serves
+    /// on stderr.
+    pub fn spawn(dir: &Path, args: &[&str]) -> HttpServer {
+        let mut child = mira_command(dir, args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("spawn mira serve --http");
+            .unwrap_or_else(|e| panic!("spawn mira {args:?}: {e}"));
         let (tx, rx) = mpsc::channel();
         let stderr = collect_stderr(child.stderr.take().expect("stderr"), Some(tx));
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -340,7 +347,7 @@ impl HttpServer {
                     }
                 }
                 Err(_) => panic!(
-                    "mira serve --http did not start; stderr:\n{}",
+                    "mira {args:?} did not start; stderr:\n{}",
                     stderr.lock().unwrap_or_else(|p| p.into_inner())
                 ),
             }

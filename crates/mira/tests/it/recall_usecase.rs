@@ -57,9 +57,11 @@ fn why_postgresql_returns_the_decision_first() {
     assert_eq!(out.items[0].mode, "verbatim");
     let short = &decision.to_string()[..8];
     assert_eq!(out.items[0].short_id, short);
+    let at = chrono::DateTime::parse_from_rfc3339(&out.items[0].created_at).unwrap();
+    let day = mira_core::render::day_line(at.with_timezone(&chrono::Utc));
     assert!(
         out.text.starts_with(&format!(
-            "=== MIRA CONTEXT · {} memories · {}/4000 tokens · wing proj ===\nQuery: Why did we choose PostgreSQL?\n\n[{short}] ",
+            "=== MIRA CONTEXT · {} memories · {}/4000 tokens · wing proj ===\nQuery: Why did we choose PostgreSQL?\n\n{day}[{short}] ",
             out.items.len(),
             out.used
         )),

@@ -1,6 +1,6 @@
 //! SOUL, the identity extension, end to end: the real binary with `--with-soul`, every soul
-//! tool over MCP stdio, the tools' absence without it, the fallback when SOUL cannot start,
-//! and `mira soul` on the command line.
+//! tool over MCP stdio, the tools' absence without it, drift that is not confidence, the
+//! recall order under a budget, and `mira soul` on the command line.
 
 use crate::common;
 use crate::mcp_common::*;
@@ -22,7 +22,14 @@ Assistant: hey, sure thing! lol that schema is kinda wild 😄 gonna be honest, 
 User: and the cache?
 Assistant: oh the cache? nah don't sweat it, it's super easy! just nuke it when stuff changes lol. awesome project btw, love it! 🎉 you got this, no worries!";
 
-const SOUL_TOOLS: [&str; 8] = [
+/// The conversation of issue 22's first report.
+const STEADY: &str = "Assistant: I am analytical and methodical. I double-check every step.";
+
+/// The reply of issue 22's second report.
+const CURIOUS: &str =
+    "Hello! I am curious and love digging into puzzles. Let me explain step by step.";
+
+pub const SOUL_TOOLS: [&str; 8] = [
     "soul_capture",
     "soul_recall",
     "soul_drift",
@@ -33,18 +40,18 @@ const SOUL_TOOLS: [&str; 8] = [
     "soul_patch",
 ];
 
-fn session(dir: &Path, args: &[&str]) -> StdioClient {
+pub fn session(dir: &Path, args: &[&str]) -> StdioClient {
     let mut c = StdioClient::spawn(dir, args);
     c.initialize();
     c
 }
 
-fn tools(c: &mut StdioClient) -> Vec<Value> {
+pub fn tools(c: &mut StdioClient) -> Vec<Value> {
     let r = c.request("tools/list", json!({}));
     r["result"]["tools"].as_array().expect("tools").clone()
 }
 
-fn names(tools: &[Value]) -> Vec<String> {
+pub fn names(tools: &[Value]) -> Vec<String> {
     tools
         .iter()
         .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
@@ -52,20 +59,20 @@ fn names(tools: &[Value]) -> Vec<String> {
 }
 
 /// Calls a tool that must succeed; returns its result.
-fn ok(c: &mut StdioClient, name: &str, args: Value) -> Value {
+pub fn ok(c: &mut StdioClient, name: &str, args: Value) -> Value {
     let r = c.call_tool(name, args);
     assert!(!is_error(&r), "{name}: {}", text(&r));
     r
 }
 
 /// Calls a tool that must fail; returns its message.
-fn err(c: &mut StdioClient, name: &str, args: Value) -> String {
+pub fn err(c: &mut StdioClient, name: &str, args: Value) -> String {
     let r = c.call_tool(name, args);
     assert!(is_error(&r), "{name} should fail: {}", text(&r));
     text(&r).to_owned()
 }
 
-fn capture(c: &mut StdioClient, agent: &str, model: &str, conversation: &str) -> Value {
+pub fn capture(c: &mut StdioClient, agent: &str, model: &str, conversation: &str) -> Value {
     ok(
         c,
         "soul_capture",
@@ -190,34 +197,6 @@ fn soul_tools_are_served_only_when_soul_is_enabled() {
     let r = ok(&mut configured, "soul_drift", json!({"agent_id": "cfg"}));
     assert_eq!(r["structuredContent"]["report"]["threshold"], 0.9);
     configured.close();
-}
-
-#[test]
-fn a_soul_that_cannot_initialise_leaves_the_mira_tools() {
-    let _g = serial();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut first = session(dir.path(), &["serve"]);
-    let mira_tools = names(&tools(&mut first));
-    first.close();
-    // A database whose SOUL tables come from a newer mira.
-    let db = rusqlite::Connection::open(dir.path().join("store").join("mira.db")).expect("db");
-    db.execute_batch(
-        "CREATE TABLE soul_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-         INSERT INTO soul_meta VALUES ('schema_version', '99');",
-    )
-    .expect("newer soul schema");
-    drop(db);
-    let mut c = session(dir.path(), &["serve", "--with-soul"]);
-    assert_eq!(names(&tools(&mut c)), mira_tools);
-    let status = ok(&mut c, "mira_status", json!({}));
-    assert!(!text(&status).is_empty());
-    assert!(
-        c.stderr().contains("SOUL failed to initialise")
-            && c.stderr().contains("schema version 99"),
-        "{}",
-        c.stderr()
-    );
-    c.close();
 }
 
 #[test]
@@ -359,6 +338,15 @@ fn every_soul_tool_over_mcp() {
         json!({"agent_id": "ada", "from_model": "x"}),
     );
     assert!(e.contains("to_model is required"), "{e}");
+    let e = err(
+        &mut c,
+        "soul_swap",
+        json!({"agent_id": "ada", "to_model": "claude-next"}),
+    );
+    assert_eq!(
+        e,
+        "from_model is required: give the model's name, e.g. \"gpt-4o\""
+    );
 
     // Status and history.
     let r = ok(&mut c, "soul_status", json!({"agent_id": "ada"}));
@@ -472,6 +460,109 @@ fn every_soul_tool_over_mcp() {
 }
 
 #[test]
+fn the_same_conversation_captured_three_times_is_no_drift() {
+    let _g = serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = session(dir.path(), &["serve", "--with-soul"]);
+    for version in 1..=3 {
+        let r = capture(&mut c, "steady", "m", STEADY);
+        assert_eq!(r["structuredContent"]["version"], version);
+        assert!(
+            !text(&r).contains("Drift from the previous version"),
+            "{}",
+            text(&r)
+        );
+    }
+    let r = ok(&mut c, "soul_drift", json!({"agent_id": "steady"}));
+    let report = &r["structuredContent"]["report"];
+    let score = report["score"].as_f64().expect("score");
+    assert!(
+        score < report["threshold"].as_f64().expect("threshold"),
+        "{}",
+        text(&r)
+    );
+    assert_eq!(report["significant"], false);
+    assert!(text(&r).contains("Status:     stable"), "{}", text(&r));
+    let r = ok(&mut c, "soul_history", json!({"agent_id": "steady"}));
+    let t = text(&r);
+    assert_eq!(t.matches("Changes:    no change").count(), 2, "{t}");
+    // Formal then casual, for one agent: above the threshold.
+    capture(&mut c, "shifty", "m", FORMAL_1);
+    let r = capture(&mut c, "shifty", "m", CASUAL);
+    assert!(
+        text(&r).contains("Drift from the previous version"),
+        "{}",
+        text(&r)
+    );
+    let r = ok(&mut c, "soul_drift", json!({"agent_id": "shifty"}));
+    assert_eq!(
+        r["structuredContent"]["report"]["significant"],
+        true,
+        "{}",
+        text(&r)
+    );
+    c.close();
+}
+
+#[test]
+fn recall_under_a_budget_keeps_the_observed_traits_first() {
+    let _g = serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = session(dir.path(), &["serve", "--with-soul"]);
+    let r = capture(&mut c, "ada", "m", CURIOUS);
+    let traits: Vec<String> = r["structuredContent"]["traits"]
+        .as_array()
+        .expect("traits")
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect();
+    assert!(traits.contains(&"curious".to_owned()), "{traits:?}");
+    for budget in [60, 100, 200] {
+        let r = ok(
+            &mut c,
+            "soul_recall",
+            json!({"agent_id": "ada", "budget": budget}),
+        );
+        let statements = r["structuredContent"]["statements"]
+            .as_array()
+            .expect("statements");
+        let sources: Vec<&str> = statements
+            .iter()
+            .filter_map(|s| s["source"].as_str())
+            .collect();
+        let first_default = sources
+            .iter()
+            .position(|s| *s == "default")
+            .unwrap_or(sources.len());
+        assert!(
+            sources[..first_default].iter().all(|s| *s != "default"),
+            "{sources:?}"
+        );
+        for name in &traits {
+            let at = statements
+                .iter()
+                .position(|s| {
+                    s["source"] == "trait"
+                        && s["line"]
+                            .as_str()
+                            .is_some_and(|l| l.contains(name.as_str()))
+                })
+                .unwrap_or_else(|| panic!("{budget}: no {name} in {}", text(&r)));
+            assert!(at < first_default, "{budget}: {}", text(&r));
+        }
+        let prompt = r["structuredContent"]["prompt"].as_str().expect("prompt");
+        assert!(
+            mira_soul::coherence::contradictions(prompt).is_empty(),
+            "{prompt}"
+        );
+        for absent in ["rarely joke", "without metaphors", "matter-of-fact"] {
+            assert!(!prompt.contains(absent), "{budget}: {prompt}");
+        }
+    }
+    c.close();
+}
+
+#[test]
 fn mira_soul_on_the_command_line() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = dir.path().join("store");
@@ -490,6 +581,11 @@ fn mira_soul_on_the_command_line() {
     assert!(out.starts_with("Identity captured successfully."), "{out}");
     let out = common::stdout(common::mira(&store).args(["soul", "status", "--agent", "ada"]));
     assert!(out.starts_with("=== SOUL STATUS: ada ===\n"), "{out}");
+    let status = common::stdout(common::mira(&store).args(["status"]));
+    assert!(
+        status.contains("SOUL: disabled (1 agent stored; soul.enabled or --with-soul serves them)"),
+        "{status}"
+    );
     assert!(out.contains("Version:    v1 (1 stored)"), "{out}");
     assert!(out.contains("model: gpt-4"), "{out}");
     let out =

@@ -3,9 +3,10 @@
 //! Section costs come from the catalog (computed when each memory was stored); only memories
 //! without valid stored costs (an older render format, or superseded since: their header names
 //! the successor) are read and measured here. Content and fingerprints are read for the
-//! selected memories alone, in one query.
+//! selected memories alone, in one query, and their sections printed at the cost the allocator
+//! paid for them: no tokenizer runs on this path but for the frame's few short lines.
 
-use super::{Candidate, Order, RecalledItem};
+use super::{why, Candidate, Order, RecalledItem};
 use crate::App;
 use mira_core::allocate::{self, AllocCandidate, AllocParams};
 use mira_core::memory::{Memory, MemoryId};
@@ -100,7 +101,8 @@ pub(super) fn build(
     let mut sections = Vec::with_capacity(chosen.len());
     let mut items = Vec::with_capacity(chosen.len());
     for (c, m, s) in chosen {
-        let (text, tokens) = render::section(s.mode, m);
+        // The allocator's cost: the section's token count, stored with the memory.
+        let (text, tokens) = (render::section_text(s.mode, m), s.cost);
         items.push(RecalledItem {
             id: m.id,
             short_id: render::short_id(m.id),
@@ -116,6 +118,14 @@ pub(super) fn build(
             superseded_by: m.superseded_by,
             pinned: c.card.pinned,
             text: text.clone(),
+            why: why::explain(&why::Picked {
+                rank: s.index,
+                of: cands.len(),
+                relevance: c.relevance,
+                pinned: c.card.pinned,
+                superseded_by: m.superseded_by,
+                mode: s.mode,
+            }),
         });
         sections.push(Placed {
             at: m.created_at,
@@ -124,8 +134,8 @@ pub(super) fn build(
         });
     }
     let (mut text, mut used) = render::context_block(frame, &sections);
-    // Stored costs are exact unless a memory changed after they were computed: never answer
-    // with more than the budget.
+    // The allocator kept the sections within the budget less the frame's largest cost; this
+    // only guards that bound.
     while used > frame.budget && !sections.is_empty() {
         sections.pop();
         items.pop();

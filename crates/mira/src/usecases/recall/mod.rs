@@ -11,6 +11,7 @@
 
 mod context;
 mod retrieve;
+mod why;
 
 pub use retrieve::query_vector;
 
@@ -103,6 +104,8 @@ pub struct RecalledItem {
     pub pinned: bool,
     /// The rendered section.
     pub text: String,
+    /// Why it was picked and rendered so (for people reading a recall).
+    pub why: String,
 }
 
 /// The result of a recall.

@@ -170,15 +170,25 @@ impl<'v, 'a> Ranker<'v, 'a> {
 
     fn best_lexical(&self, k: usize) -> Vec<u32> {
         let mut hits = self.lexical_hits.clone();
-        self.sort_hits(&mut hits);
-        hits.truncate(k);
+        self.keep_best(&mut hits, k);
         hits.into_iter().map(|(s, _)| s).collect()
     }
 
-    /// Sorts by score descending, ties by key.
-    fn sort_hits(&self, hits: &mut [(u32, f32)]) {
+    /// Keeps the best `k` of `hits`, sorted by score descending, ties by key (a selection
+    /// first, so only the kept ones are sorted).
+    fn keep_best(&self, hits: &mut Vec<(u32, f32)>, k: usize) {
         let key = |s: u32| self.catalog.card(s).map_or(u64::MAX, |c| c.key);
-        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(key(a.0).cmp(&key(b.0))));
+        let order =
+            |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(key(a.0).cmp(&key(b.0)));
+        if k == 0 {
+            hits.clear();
+            return;
+        }
+        if hits.len() > k {
+            hits.select_nth_unstable_by(k - 1, order);
+            hits.truncate(k);
+        }
+        hits.sort_by(order);
     }
 
     fn ranked(mut self) -> Vec<Candidate> {
@@ -190,8 +200,7 @@ impl<'v, 'a> Ranker<'v, 'a> {
             Retrieval::Rrf => self.rrf(),
         };
         let mut scored = scored;
-        self.sort_hits(&mut scored);
-        scored.truncate(input.k);
+        self.keep_best(&mut scored, input.k);
         let top = scored.first().map_or(1.0, |s| s.1);
         scored
             .into_iter()
@@ -275,18 +284,17 @@ impl<'v, 'a> Ranker<'v, 'a> {
             let with: HashSet<u32> = self.catalog.slots_with_term(&term).into_iter().collect();
             (name, with)
         });
+        let mut sides: Vec<(Option<f32>, Option<f32>)> = Vec::with_capacity(p.propagation_reach);
         ranked
             .into_iter()
             .map(|s| {
-                let sides: Vec<(Option<f32>, Option<f32>)> = if p.propagation > 0.0 {
-                    self.catalog
-                        .neighbours(s, p.propagation_reach)
-                        .into_iter()
-                        .map(|(b, a)| (b.map(|x| self.fused(x)), a.map(|x| self.fused(x))))
-                        .collect()
-                } else {
-                    Vec::new()
-                };
+                sides.clear();
+                if p.propagation > 0.0 {
+                    let catalog = self.catalog;
+                    for (b, a) in catalog.neighbours(s, p.propagation_reach) {
+                        sides.push((b.map(|x| self.fused(x)), a.map(|x| self.fused(x))));
+                    }
+                }
                 let mut g = rank::propagate(self.fused(s), &sides, &p);
                 if let Some((name, with)) = &entity {
                     let by = self

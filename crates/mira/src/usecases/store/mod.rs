@@ -115,6 +115,17 @@ pub fn stored_content(app: &App, content: &str) -> UseCaseResult<(String, u32)> 
     Ok((r.text, total))
 }
 
+/// The tags stored with a memory: from its content and its fingerprint.
+pub fn stored_tags(content: &str, fp: &fingerprint::Fingerprint) -> Vec<NewTag> {
+    tags::extract_tags(content, fp)
+        .into_iter()
+        .map(|t| NewTag {
+            tag: t.tag,
+            kind: t.kind.as_str().to_owned(),
+        })
+        .collect()
+}
+
 fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
     let (content, redacted) = stored_content(app, &req.content)?;
     validate::name("wing", &req.wing)?;
@@ -136,13 +147,7 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
         memory_type,
         app.config.extraction.min_entity_length,
     );
-    let tags = tags::extract_tags(&content, &fp)
-        .into_iter()
-        .map(|t| NewTag {
-            tag: t.tag,
-            kind: t.kind.as_str().to_owned(),
-        })
-        .collect();
+    let tags = stored_tags(&content, &fp);
     let hash = content_hash(&content);
     let memory = Memory {
         id: uuid::Uuid::new_v4(),

@@ -19,13 +19,15 @@ Assistant: hey, sure thing! lol that schema is kinda wild 😄 gonna be honest, 
 User: and the cache?
 Assistant: oh the cache? nah don't sweat it, it's super easy! just nuke it when stuff changes lol. awesome project btw, love it! 🎉 you got this, no worries!";
 
-fn db() -> Connection {
+/// A fresh in-memory database with SOUL's tables.
+pub fn db() -> Connection {
     let c = Connection::open_in_memory().expect("db");
     storage::init(&c).expect("init");
     c
 }
 
-fn capture(
+/// Captures `text` for `agent` under `model`.
+pub fn capture(
     c: &Connection,
     s: &Settings,
     agent: &str,
@@ -295,5 +297,67 @@ fn capture_validation() {
             .unwrap_err()
             .to_string()
             .contains("nothing about the agent")
+    );
+}
+
+/// The conversation of the issue, captured three times.
+const STEADY: &str = "Assistant: I am analytical and methodical. I double-check every step.";
+
+#[test]
+fn capturing_one_conversation_again_is_no_drift() {
+    let c = db();
+    let s = Settings::default();
+    let outs: Vec<service::CaptureOutcome> = (1..=3)
+        .map(|i| capture(&c, &s, "a", "m", STEADY, i))
+        .collect();
+    for o in &outs[1..] {
+        let d = o.drift.as_ref().expect("checked after capture");
+        assert!(!d.significant && d.score < s.drift_threshold, "{d:#?}");
+    }
+    // More evidence for the same trait …
+    let conf = |o: &service::CaptureOutcome| o.confidence;
+    assert!(conf(&outs[2]) > conf(&outs[0]));
+    // … is not drift, and the history says so.
+    let r = service::drift(
+        &c,
+        &s,
+        &DriftRequest {
+            agent_id: "a".into(),
+            ..DriftRequest::default()
+        },
+    )
+    .expect("drift");
+    let report = r.report.expect("report");
+    assert!(
+        report.score < s.drift_threshold && !report.significant,
+        "{report:#?}"
+    );
+    let h = service::history(&c, &s, "a", None).expect("history");
+    let text = mira_soul::render::history(&h);
+    for v in &h.versions[..2] {
+        assert!(
+            v.changes.as_ref().expect("changes").is_unchanged(),
+            "{text}"
+        );
+    }
+    assert_eq!(text.matches("Changes:    no change").count(), 2, "{text}");
+}
+
+#[test]
+fn a_new_style_between_versions_is_drift() {
+    let c = db();
+    let s = Settings::default();
+    capture(&c, &s, "a", "m", FORMAL_1, 1);
+    let o = capture(&c, &s, "a", "m", CASUAL, 2);
+    let d = o.drift.expect("checked after capture");
+    assert!(d.significant && d.score > s.drift_threshold, "{d:#?}");
+    let traits = d
+        .dimensions
+        .iter()
+        .find(|x| x.dimension == Dimension::Traits)
+        .expect("traits");
+    assert!(
+        traits.details.iter().any(|x| x.ends_with("gained")),
+        "{traits:?}"
     );
 }

@@ -1,0 +1,491 @@
+//! The memory browser in a real headless Chromium, driven through WebDriver (chromedriver):
+//! a store with part of a LoCoMo conversation, a search that shows what `mira recall` answers
+//! for the same query and budget, a memory's page, a causal link followed, the actions (pin,
+//! edit, archive, restore, forget, store), a stored `<script>` shown as text, the token asked
+//! once. The run writes screenshots of the main views to `docs/` (shown in the README).
+//!
+//! Chromium and chromedriver come from `scripts/browser.sh` (Debian's packages); the test runs
+//! it when they are missing and skips, saying so, only when they cannot be installed.
+
+use crate::mcp_common::{mira_command, serial, HttpServer};
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TOKEN: &str = "browser-s3cret";
+/// The LoCoMo conversation imported (its first sessions), in `common::locomo_dev_dir()`.
+const LOCOMO: &str = "30.json";
+const SESSIONS: usize = 4;
+const QUERY: &str = "What flooring does Jon want for his dance studio?";
+const BUDGET: &str = "600";
+/// The longest any page may take to show what a step waits for.
+const WAIT: Duration = Duration::from_secs(60);
+
+const CAUSE: &str = "The checkout service crashed at peak load: the database connection pool was exhausted at 10 connections.";
+const EFFECT: &str = "We raised the database connection pool to 100 connections because the checkout service crashed at peak load.";
+const CONSEQUENCE: &str = "Checkout latency at peak load dropped to 80 ms as a result of raising the database connection pool to 100 connections.";
+/// Two ways an agent talked: the identity drifts from the first to the second.
+const FORMAL: &str = "User: Can you check the billing report?\nAssistant: Certainly. I would recommend that we verify each total carefully before sending it. Furthermore, the rounding rule is not documented. Therefore, I would suggest a written procedure. Please note that the figures must be reconciled with the ledger.\n";
+const BREEZY: &str = "User: how is the deploy going?\nAssistant: hey, all good! lol it went super smooth 😄 honestly nothing to worry about, just ship it! awesome work btw 🎉 love it\n";
+const SCRIPT: &str = "Gina's playlist note <script>document.body.dataset.pwned = 'script'</script><img src=x onerror=\"document.body.dataset.pwned = 'img'\"> jazz and contemporary";
+
+/// `name` on the PATH.
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Chromium and chromedriver, installed by `scripts/browser.sh` when missing.
+fn browser() -> Option<(PathBuf, PathBuf)> {
+    let found = || Some((on_path("chromium")?, on_path("chromedriver")?));
+    if let Some(b) = found() {
+        return Some(b);
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/browser.sh");
+    let ran = Command::new("bash").arg(&script).status();
+    eprintln!("scripts/browser.sh: {ran:?}");
+    found()
+}
+
+/// A chromedriver process on a free port, stopped on drop.
+struct Driver {
+    child: Child,
+    url: String,
+}
+
+impl Driver {
+    fn start(path: &Path) -> Driver {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("free port")
+            .port();
+        let child = Command::new(path)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromedriver");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "chromedriver did not listen on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Driver {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        }
+    }
+}
+
+impl Drop for Driver {
+    /// Asks chromedriver to quit its browsers too (a failed test leaves its session open),
+    /// then stops it.
+    fn drop(&mut self) {
+        let _ = reqwest::blocking::Client::new()
+            .get(format!("{}/shutdown", self.url))
+            .timeout(Duration::from_secs(10))
+            .send();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `mira <args>` on the test's store; asserts success and returns stdout.
+fn run(dir: &Path, args: &[&str]) -> String {
+    let out = mira_command(dir, args).output().expect("run mira");
+    assert!(
+        out.status.success(),
+        "mira {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+fn run_json(dir: &Path, args: &[&str]) -> Value {
+    serde_json::from_str(&run(dir, args)).expect("JSON output")
+}
+
+/// The first sessions of the LoCoMo conversation, as a LoCoMo file in `dir`.
+fn locomo_slice(dir: &Path) -> PathBuf {
+    let full: Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::common::locomo_dev_dir().join(LOCOMO))
+            .expect("LoCoMo file"),
+    )
+    .expect("JSON");
+    let mut slice = serde_json::Map::new();
+    for key in ["speaker_a", "speaker_b"] {
+        slice.insert(key.into(), full[key].clone());
+    }
+    for n in 1..=SESSIONS {
+        for key in [format!("session_{n}"), format!("session_{n}_date_time")] {
+            slice.insert(key.clone(), full[&key].clone());
+        }
+    }
+    let path = dir.join("locomo-30.json");
+    std::fs::write(&path, Value::Object(slice).to_string()).expect("write slice");
+    path
+}
+
+/// Where the screenshots go.
+fn docs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs")
+}
+
+/// Evaluates `js` (a function body returning a value) until it returns something truthy.
+async fn until(c: &Client, js: &str, what: &str) -> Value {
+    let started = Instant::now();
+    loop {
+        let v = c.execute(js, vec![]).await.expect("execute script");
+        let truthy = !matches!(&v, Value::Null | Value::Bool(false))
+            && v != json!(0)
+            && v != json!("")
+            && v.as_array().is_none_or(|a| !a.is_empty());
+        if truthy {
+            return v;
+        }
+        if started.elapsed() > WAIT {
+            let notice = c
+                .execute("return document.body.innerText.slice(0, 2000)", vec![])
+                .await
+                .unwrap_or_default();
+            panic!("timed out waiting for {what}; page text:\n{notice}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn click(c: &Client, css: &str) {
+    c.wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+        .click()
+        .await
+        .unwrap_or_else(|e| panic!("click {css}: {e}"));
+}
+
+async fn type_into(c: &Client, css: &str, text: &str) {
+    let e = c
+        .wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"));
+    e.clear().await.expect("clear");
+    e.send_keys(text).await.expect("type");
+}
+
+/// Confirms the dialog an action opened.
+async fn confirm(c: &Client) {
+    until(
+        c,
+        "return document.getElementById('confirm').open",
+        "the confirm dialog",
+    )
+    .await;
+    click(c, "#confirm-ok").await;
+}
+
+async fn screenshot(c: &Client, name: &str) {
+    let png = c.screenshot().await.expect("screenshot");
+    std::fs::create_dir_all(docs()).expect("docs/");
+    std::fs::write(docs().join(name), png).expect("write screenshot");
+}
+
+/// The ids of the search results shown, in order, and the context block shown.
+async fn shown_results(c: &Client) -> (Vec<String>, String) {
+    let v = until(
+        c,
+        "const b = document.getElementById('block'); if (!b) return null; \
+         return {ids: [...document.querySelectorAll('#results tbody tr')].map(r => r.dataset.id), block: b.textContent};",
+        "search results",
+    )
+    .await;
+    let ids = v["ids"]
+        .as_array()
+        .expect("ids")
+        .iter()
+        .map(|i| i.as_str().expect("id").to_owned())
+        .collect();
+    (ids, v["block"].as_str().expect("block").to_owned())
+}
+
+/// Searches the test's query with its budget from the search view; returns what it shows.
+async fn search(c: &Client) -> (Vec<String>, String) {
+    click(c, "nav a[data-view=search]").await;
+    type_into(c, "#q", QUERY).await;
+    type_into(c, "#budget", BUDGET).await;
+    click(c, "#search-form button[type=submit]").await;
+    shown_results(c).await
+}
+
+/// `mira recall` for the test's query and budget: item ids and the block.
+fn cli_recall(dir: &Path) -> (Vec<String>, String) {
+    let r = run_json(dir, &["recall", QUERY, "--budget", BUDGET, "--json"]);
+    let ids = r["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| i["id"].as_str().expect("id").to_owned())
+        .collect();
+    (ids, r["text"].as_str().expect("text").to_owned())
+}
+
+/// Waits until the page shows memory `id`, and returns its text as shown.
+async fn memory_shown(c: &Client, id: &str) -> String {
+    let js = format!(
+        "const a = document.querySelector('article.memory'); \
+         return a && a.dataset.id === '{id}' ? document.getElementById('memory-content').textContent : null;"
+    );
+    until(c, &js, &format!("the page of {id}"))
+        .await
+        .as_str()
+        .expect("text")
+        .to_owned()
+}
+
+#[test]
+fn the_memory_browser_in_chromium() {
+    let _serial = serial();
+    let Some((chromium, chromedriver)) = browser() else {
+        eprintln!(
+            "SKIPPED the_memory_browser_in_chromium: no Chromium could be installed (scripts/browser.sh needs apt-get and Debian's chromium, chromium-driver)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let slice = locomo_slice(d);
+    run(
+        d,
+        &[
+            "import",
+            "--format",
+            "locomo",
+            slice.to_str().expect("path"),
+            "--wing",
+            "locomo",
+        ],
+    );
+    let cause = run_json(d, &["store", CAUSE, "--wing", "shop", "--json"]);
+    let effect = run_json(d, &["store", EFFECT, "--wing", "shop", "--json"]);
+    let (cause_id, effect_id) = (
+        cause["id"].as_str().expect("id"),
+        effect["id"].as_str().expect("id"),
+    );
+    assert_eq!(
+        effect["links"][0]["target"], cause_id,
+        "the test needs a causal link: {effect}"
+    );
+    let consequence = run_json(d, &["store", CONSEQUENCE, "--wing", "shop", "--json"]);
+    assert_eq!(
+        consequence["links"][0]["target"], effect_id,
+        "{consequence}"
+    );
+    let script = run_json(d, &["store", SCRIPT, "--wing", "shop", "--json"]);
+    let script_id = script["id"].as_str().expect("id");
+
+    for (i, talk) in [FORMAL, FORMAL, BREEZY].iter().enumerate() {
+        let file = d.join(format!("talk-{i}.txt"));
+        std::fs::write(&file, talk).expect("conversation");
+        let path = file.to_str().expect("path");
+        run(
+            d,
+            &[
+                "soul",
+                "--agent",
+                "ada",
+                "capture",
+                "--conversation",
+                path,
+                "--model",
+                "m1",
+            ],
+        );
+    }
+
+    let config = d.join("config.yaml");
+    std::fs::write(&config, format!("mcp:\n  http:\n    auth_token: {TOKEN}\n")).expect("config");
+    let server = HttpServer::spawn(
+        d,
+        &[
+            "ui",
+            "--addr",
+            "127.0.0.1:0",
+            "--with-soul",
+            "--config",
+            config.to_str().expect("path"),
+        ],
+    );
+    let url = server.url.clone();
+    let refused = reqwest::blocking::get(url.replace("/ui/", "/ui/api/status")).expect("status");
+    assert_eq!(
+        refused.status(),
+        401,
+        "the API must refuse a request without the token"
+    );
+
+    let driver = Driver::start(&chromedriver);
+    let profile = tempfile::tempdir().expect("profile dir");
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": chromium,
+            "args": ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--window-size=1280,900", format!("--user-data-dir={}", profile.path().display())],
+        }),
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let c = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+            .capabilities(caps)
+            .connect(&driver.url)
+            .await
+            .expect("WebDriver session");
+
+        // The page asks for the token once, then shows the wings.
+        c.goto(&url).await.expect("open the page");
+        until(&c, "return document.getElementById('token-dialog').open", "the token dialog").await;
+        type_into(&c, "#token-input", TOKEN).await;
+        click(&c, "#token-ok").await;
+        until(&c, "return document.querySelectorAll('.card.wing').length", "the wings").await;
+        let wings = until(&c, "return [...document.querySelectorAll('.card.wing')].map(w => w.dataset.wing)", "wing names").await;
+        assert_eq!(wings, json!(["locomo", "shop"]));
+        screenshot(&c, "ui-wings.png").await;
+        // The keyboard: `/` opens the search with the query box focused.
+        c.active_element().await.expect("focus").send_keys("/").await.expect("key");
+        until(
+            &c,
+            "return document.body.dataset.view === 'search' && document.activeElement.id === 'q'",
+            "the search opened by /",
+        )
+        .await;
+
+        // A search shows exactly what `mira recall` answers for the same query and budget.
+        let (ids, block) = search(&c).await;
+        let (cli_ids, cli_block) = cli_recall(d);
+        assert!(!ids.is_empty(), "nothing recalled");
+        assert_eq!(ids, cli_ids, "the page and mira recall disagree");
+        assert_eq!(block, cli_block, "the block shown is not the agent's");
+        let why = until(&c, "return document.querySelector('#results td.why').textContent", "why").await;
+        assert!(why.as_str().is_some_and(|w| w.starts_with("#1 of ")), "{why}");
+        screenshot(&c, "ui-search.png").await;
+
+        // Open the first result.
+        let first = ids[0].clone();
+        click(&c, &format!("#results tbody tr[data-id='{first}'] a[data-id]")).await;
+        let shown = memory_shown(&c, &first).await;
+        let loaded = run_json(d, &["load", &first, "--json"]);
+        assert_eq!(shown, loaded["content"].as_str().expect("content"));
+
+        // Follow a causal link, from a memory to its cause; its neighbourhood is drawn.
+        c.goto(&format!("{url}#/memory/{effect_id}")).await.expect("effect page");
+        memory_shown(&c, effect_id).await;
+        let nodes = until(
+            &c,
+            "const n = [...document.querySelectorAll('svg.causal a.node')].map(a => a.dataset.id); return n.length ? n : null;",
+            "the causal graph",
+        )
+        .await;
+        let consequence_id = consequence["id"].as_str().expect("id");
+        for id in [cause_id, effect_id, consequence_id] {
+            assert!(nodes.as_array().expect("nodes").contains(&json!(id)), "{id} not drawn: {nodes}");
+        }
+        let led_to = until(&c, "return document.querySelector('#consequences a[data-id]')?.dataset.id", "the consequence").await;
+        assert_eq!(led_to, json!(consequence_id));
+        screenshot(&c, "ui-memory.png").await;
+        c.execute("document.querySelector('#causes').scrollIntoView()", vec![]).await.expect("scroll");
+        screenshot(&c, "ui-graph.png").await;
+        click(&c, &format!("#causes a[data-id='{cause_id}']")).await;
+        assert_eq!(memory_shown(&c, cause_id).await, CAUSE);
+
+        // A stored <script> is text: shown as written, never run.
+        c.goto(&format!("{url}#/memory/{script_id}")).await.expect("script page");
+        assert_eq!(memory_shown(&c, script_id).await, SCRIPT);
+        let injected = c
+            .execute("return [document.body.dataset.pwned || null, document.querySelectorAll('main script, main img').length]", vec![])
+            .await
+            .expect("check");
+        assert_eq!(injected, json!([null, 0]), "memory text ran as HTML");
+
+        // Actions, each confirmed: pin, edit the room, archive, restore; a cancelled forget.
+        click(&c, "#act-pin").await;
+        confirm(&c).await;
+        until(&c, "return document.getElementById('act-pin')?.textContent === 'Unpin'", "the pin").await;
+        click(&c, "#act-edit").await;
+        type_into(&c, "#edit-room", "music").await;
+        click(&c, "#edit-form button[type=submit]").await;
+        confirm(&c).await;
+        until(&c, "return document.querySelector('.memory .meta')?.textContent.includes('/ music')", "the new room").await;
+        click(&c, "#act-archive").await;
+        confirm(&c).await;
+        click(&c, "#act-restore").await;
+        confirm(&c).await;
+        until(&c, "return !!document.getElementById('act-archive')", "the restore").await;
+        click(&c, "#act-forget").await;
+        until(&c, "return document.getElementById('confirm').open", "the confirm dialog").await;
+        click(&c, "#confirm-cancel").await;
+        let after = run_json(d, &["load", script_id, "--json"]);
+        assert_eq!((after["room"].as_str(), after["archived"].as_bool()), (Some("music"), Some(false)), "{after}");
+        let pinned = run_json(d, &["recall", "jazz playlist", "--wing", "shop", "--json"]);
+        assert!(pinned["items"].as_array().expect("items").iter().any(|i| i["id"] == script_id && i["pinned"] == true), "{pinned}");
+
+        // Forget the first search result, then search again: it is gone, from the page and
+        // from mira recall alike.
+        c.goto(&format!("{url}#/memory/{first}")).await.expect("first page");
+        memory_shown(&c, &first).await;
+        click(&c, "#act-forget").await;
+        confirm(&c).await;
+        until(&c, "return document.body.dataset.view === 'timeline'", "the timeline after forgetting").await;
+        let (again, block) = search(&c).await;
+        assert!(!again.contains(&first), "{first} still recalled after forgetting it");
+        assert_eq!((again, block), cli_recall(d));
+
+        // Store a new memory from the page.
+        click(&c, "nav a[data-view=store]").await;
+        type_into(&c, "#new-content", "Jon's studio opens downtown with Marley flooring on the main floor.").await;
+        type_into(&c, "#new-wing", "locomo").await;
+        click(&c, "#store-form button[type=submit]").await;
+        confirm(&c).await;
+        let new_id = until(&c, "return document.querySelector('#store-result a[data-id]')?.dataset.id", "the stored memory").await;
+        let stored = run_json(d, &["load", new_id.as_str().expect("id"), "--json"]);
+        assert_eq!(stored["wing"], "locomo");
+
+        // The other views.
+        c.goto(&format!("{url}#/timeline?wing=locomo")).await.expect("timeline");
+        until(&c, "return document.querySelectorAll('#timeline li[data-id]').length >= 10", "the timeline").await;
+        screenshot(&c, "ui-timeline.png").await;
+        c.goto(&format!("{url}#/health")).await.expect("health");
+        until(&c, "return !!document.getElementById('index-health')", "the health view").await;
+        screenshot(&c, "ui-health.png").await;
+        // SOUL's view: the traits with their confidence, the drift of each version.
+        click(&c, "#nav-soul").await;
+        type_into(&c, "#agent", "ada").await;
+        click(&c, "#soul-form button[type=submit]").await;
+        until(&c, "return document.querySelectorAll('#traits tbody tr').length >= 3", "the traits").await;
+        let bars = until(&c, "return document.querySelectorAll('#drift-chart rect.bar').length", "the drift chart").await;
+        assert_eq!(bars, json!(3), "one bar per version");
+        let last = until(
+            &c,
+            "return [...document.querySelectorAll('#drift-chart rect.bar')].map(b => b.classList.contains('significant'))",
+            "the drift bars",
+        )
+        .await;
+        assert_eq!(last[2], json!(true), "the breezy capture drifted: {last}");
+        screenshot(&c, "ui-identity.png").await;
+        c.close().await.expect("close the session");
+    });
+    assert!(server.stop().success());
+}
