@@ -563,12 +563,8 @@ fn browse(cli: &Cli, addr: &str, with_soul: bool) -> Result<ExitCode> {
     let addr = crate::mcp::parse_addr(addr)?;
     let (mut config, source) = Config::load(cli.config.as_deref())?;
     config.soul.enabled |= with_soul;
+    // SOUL's tables are made ready by its first operation (usecases::soul::ensure).
     let app = std::sync::Arc::new(App::open(config, source)?);
-    if app.config.soul.enabled {
-        if let Err(code) = use_case(usecases::soul::init(&app))? {
-            return Ok(code);
-        }
-    }
     crate::ui::serve(app, addr)?;
     Ok(ExitCode::SUCCESS)
 }
