@@ -15,6 +15,9 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::time::Instant;
 
+/// The line a store without an embedding adds to its answer.
+pub const NO_VECTOR_WARNING: &str = "Warning: stored without a vector (no embedding model installed): recall finds it by its words only until scripts/fetch-model.sh installs the model and `mira index embed-missing` runs";
+
 /// A request to store one memory.
 #[derive(Debug, Clone, Default)]
 pub struct StoreRequest {
@@ -74,6 +77,10 @@ pub struct StoreOutcome {
     pub retracted: Vec<MemoryId>,
     /// Secrets replaced by `[REDACTED:<kind>]` before storing (`storage.redact_secrets`).
     pub redacted: u32,
+    /// Whether this call computed and stored the memory's embedding; false when it was stored
+    /// without one (no model installed: recall finds it by its words until
+    /// `mira index embed-missing` computes it) or was a duplicate.
+    pub embedded: bool,
 }
 
 /// A validated request with its derived parts, before embedding.
@@ -175,12 +182,16 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
     })
 }
 
-/// Causal links and near-duplicate detection against earlier memories of the wing.
+/// Causal links and near-duplicate detection against earlier memories of the wing. Without
+/// an embedding only the updates found by slots are linked (the others need similarity).
 fn relate(
     app: &App,
     p: &Prepared,
     embedding: &[f32],
 ) -> UseCaseResult<(Vec<LinkOutcome>, Option<MemoryId>)> {
+    if embedding.is_empty() {
+        return Ok((with_slot_updates(app, &p.memory, Vec::new())?, None));
+    }
     let x = &app.config.extraction;
     let since = p.memory.created_at - chrono::Duration::days(x.causal_max_days as i64);
     let recent =
@@ -234,13 +245,13 @@ const RETRACT_MIN_SIMILARITY: f32 = 0.2;
 
 /// The memory a retraction request in `m` names ([`retract::retraction_terms`]): the most
 /// similar current memory of the wing among the first five that shares one of its words (or
-/// is very similar); none when nothing fits.
+/// is very similar); none when nothing fits, or without an embedding.
 fn retraction_targets(app: &App, m: &Memory, embedding: &[f32]) -> UseCaseResult<Vec<MemoryId>> {
     let terms: Vec<String> = retract::retraction_terms(&m.content)
         .iter()
         .flat_map(|t| lexical::terms(t))
         .collect();
-    if terms.is_empty() {
+    if terms.is_empty() || embedding.is_empty() {
         return Ok(Vec::new());
     }
     app.sync_index();
@@ -341,13 +352,14 @@ fn new_memory(
         superseded: superseded.clone(),
         retracted: retracted.clone(),
         redacted: p.redacted,
+        embedded: !embedding.is_empty(),
     };
     let new = NewMemory {
         content_hash: p.content_hash,
         fingerprint_tokens: p.fingerprint_tokens,
         stored_at: Utc::now().timestamp_millis(),
         metadata: serde_json::Value::Object(metadata).to_string(),
-        model: app.config.embeddings.current_model.clone(),
+        model: app.model_name().to_owned(),
         tags: p.tags,
         edges: links
             .iter()
@@ -392,6 +404,7 @@ fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
         superseded: vec![],
         retracted: vec![],
         redacted: p.redacted,
+        embedded: false,
     }))
 }
 
@@ -403,10 +416,10 @@ pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
     if let Some(dup) = duplicate(app, &p)? {
         return Ok(dup);
     }
-    let embedding = app
-        .embedder()?
-        .embed(&p.memory.content)
-        .context("embedding failed")?;
+    let embedding = match app.embedder_if_installed()? {
+        Some(e) => e.embed(&p.memory.content).context("embedding failed")?,
+        None => Vec::new(),
+    };
     let (new, outcome) = new_memory(app, p, embedding)?;
     app.store.insert_memory(&new)?;
     app.sync_index();
@@ -461,6 +474,37 @@ pub fn store_batch(app: &App, reqs: Vec<StoreRequest>) -> Vec<UseCaseResult<Stor
         .collect()
 }
 
+/// [`store_batch`] a few model batches at a time, calling `progress` with the number of
+/// requests done after each part (for a progress bar). After a part fails inside mira, the
+/// rest is not attempted.
+pub fn store_batch_reporting(
+    app: &App,
+    reqs: Vec<StoreRequest>,
+    progress: &mut dyn FnMut(usize),
+) -> Vec<UseCaseResult<StoreOutcome>> {
+    let part_size = app.config.embeddings.batch_size.max(1) * 4;
+    let total = reqs.len();
+    let mut out = Vec::with_capacity(total);
+    let mut reqs = reqs.into_iter();
+    while out.len() < total {
+        let part: Vec<StoreRequest> = reqs.by_ref().take(part_size).collect();
+        out.extend(store_batch(app, part));
+        progress(out.len());
+        if out
+            .iter()
+            .any(|r| matches!(r, Err(UseCaseError::Internal(_))))
+        {
+            out.extend(reqs.by_ref().map(|_| {
+                Err(UseCaseError::Internal(anyhow::anyhow!(
+                    "not stored: an earlier batch failed"
+                )))
+            }));
+            break;
+        }
+    }
+    out
+}
+
 fn store_chunk(
     app: &App,
     chunk: Vec<(usize, Prepared)>,
@@ -480,10 +524,10 @@ fn store_chunk(
         .iter()
         .map(|(_, p)| p.memory.content.as_str())
         .collect();
-    let vectors = app
-        .embedder()?
-        .embed_batch(&texts)
-        .context("embedding failed")?;
+    let vectors = match app.embedder_if_installed()? {
+        Some(e) => e.embed_batch(&texts).context("embedding failed")?,
+        None => vec![Vec::new(); texts.len()],
+    };
     let mut rows = Vec::new();
     let mut outcomes = Vec::new();
     let mut seen_in_chunk: std::collections::HashMap<(String, String), MemoryId> =
@@ -498,6 +542,7 @@ fn store_chunk(
                 .map(|(_, o)| o.clone())
                 .context("duplicate bookkeeping")?;
             dup.stored = false;
+            dup.embedded = false;
             results[i] = Some(Ok(dup));
             continue;
         }
@@ -564,6 +609,10 @@ pub fn render_text(o: &StoreOutcome) -> String {
             "Redacted: {} secret(s) replaced by [REDACTED:<kind>] (storage.redact_secrets)",
             o.redacted
         );
+    }
+    if o.stored && !o.embedded {
+        out.push_str(NO_VECTOR_WARNING);
+        out.push('\n');
     }
     out
 }
