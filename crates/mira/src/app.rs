@@ -84,12 +84,21 @@ impl App {
         factory: EmbedderFactory,
         model_name: String,
     ) -> Result<App> {
+        let db = config.db_path();
+        tracing::info!(
+            "mira {}: database {} (config: {})",
+            env!("CARGO_PKG_VERSION"),
+            db.display(),
+            match &config_source {
+                ConfigSource::File(p) => p.display().to_string(),
+                ConfigSource::Defaults => "defaults".into(),
+            }
+        );
         for w in config.retired_key_warnings() {
             tracing::warn!("{w}");
         }
         let dir = config.storage_dir();
         ensure_writable_dir(&dir)?;
-        let db = config.db_path();
         let store = Arc::new(
             Store::open(&db, &config.sqlite_options())
                 .with_context(|| format!("cannot open the database {}", db.display()))?,

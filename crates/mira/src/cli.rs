@@ -631,20 +631,48 @@ fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
     Ok(())
 }
 
-/// Exit code 2 for invalid input, 3 for not found, 1 for internal errors.
+/// Exit code 2 for invalid input, 3 for not found, 1 for internal errors. Messages name the
+/// commands and options of the command line, not the MCP tools and arguments.
 fn use_case<T>(r: Result<T, UseCaseError>) -> Result<Result<T, ExitCode>> {
     match r {
         Ok(v) => Ok(Ok(v)),
         Err(UseCaseError::Invalid(m)) => {
-            eprintln!("error: {m}");
+            eprintln!("error: {}", in_cli_terms(&m));
             Ok(Err(ExitCode::from(2)))
         }
         Err(UseCaseError::NotFound(m)) => {
-            eprintln!("error: {m}");
+            eprintln!("error: {}", in_cli_terms(&m));
             Ok(Err(ExitCode::from(3)))
         }
         Err(UseCaseError::Internal(e)) => Err(e),
     }
+}
+
+/// The MCP tools and arguments that the use cases' messages name, with what the command line
+/// calls them.
+const CLI_TERMS: &[(&str, &str)] = &[
+    ("mira_recall", "`mira recall`"),
+    ("mira_timeline", "`mira timeline`"),
+    ("mira_load", "`mira load`"),
+    ("mira_status", "`mira status`"),
+    ("mira_store", "`mira store`"),
+    ("soul_capture", "`mira soul capture`"),
+    ("soul_update", "`mira soul update`"),
+    ("soul_patch", "`mira soul patch`"),
+    ("include_archived", "--include-archived"),
+    ("older_than_days", "--older-than"),
+    ("max_depth", "--max-depth"),
+    ("created_at", "--created-at"),
+    ("session_id", "--session"),
+    ("from_model", "--from"),
+    ("to_model", "--to"),
+];
+
+/// `message` with the MCP names of [`CLI_TERMS`] replaced by the command line's.
+fn in_cli_terms(message: &str) -> String {
+    CLI_TERMS
+        .iter()
+        .fold(message.to_owned(), |m, (mcp, cli)| m.replace(mcp, cli))
 }
 
 /// Runs a parsed command line.
@@ -1025,12 +1053,20 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
                 },
                 (false, None, _) => anyhow::bail!("give --all or --wing WING"),
             };
+            if !*yes {
+                // A preview is what was asked for, not an error.
+                return emit(
+                    clear::preview(&app, &scope),
+                    *json,
+                    clear::render_preview_text,
+                );
+            }
             emit(
                 clear::clear(
                     &app,
                     &clear::ClearRequest {
                         scope,
-                        confirm: *yes,
+                        confirm: true,
                     },
                 ),
                 *json,
