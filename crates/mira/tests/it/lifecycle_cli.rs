@@ -78,7 +78,7 @@ fn timeline_causal_archive_clear_and_forget() {
         "{chain}"
     );
     let missing = uuid::Uuid::new_v4();
-    assert!(fails(mira(d).args(["causal", &missing.to_string()]), 3).contains("mira_timeline"));
+    assert!(fails(mira(d).args(["causal", &missing.to_string()]), 3).contains("`mira timeline`"));
     assert!(fails(mira(d).args(["causal", &a, "--max-depth", "11"]), 2).contains("1 to 10"));
 
     let dry = stdout(mira(d).args(["archive", "--dry-run"]));
