@@ -34,6 +34,9 @@ pub struct App {
     pub metrics: Arc<Metrics>,
     webhooks: Option<Dispatcher>,
     embedder: OnceLock<Arc<dyn Embedder>>,
+    /// Held while the model loads, so that callers arriving meanwhile wait for that load
+    /// instead of starting their own.
+    loading: Mutex<()>,
     factory: EmbedderFactory,
     /// The name of the model `factory` loads, recorded with every embedding.
     model_name: String,
@@ -54,17 +57,13 @@ impl App {
     /// Opens the store described by `config` (creating the storage directory and applying
     /// migrations). The embedding model is loaded on first use.
     pub fn open(config: Config, config_source: ConfigSource) -> Result<App> {
-        let dir = model_dir(&config);
+        let embeddings = config.embeddings.clone();
+        let model_name = embeddings.precision.model_name();
         let factory: EmbedderFactory = Box::new(move || {
-            let model = mira_embed::MiniLm::load(&dir)?;
+            let model = load_model(&embeddings)?;
             Ok(Arc::new(model) as Arc<dyn Embedder>)
         });
-        Self::open_with(
-            config,
-            config_source,
-            factory,
-            mira_embed::DEFAULT_MODEL_NAME.into(),
-        )
+        Self::open_with(config, config_source, factory, model_name)
     }
 
     /// Opens the store with a given embedder (tests use the deterministic one).
@@ -141,14 +140,19 @@ impl App {
             metrics,
             webhooks,
             embedder: OnceLock::new(),
+            loading: Mutex::new(()),
             factory,
             model_name,
             warned_missing_model: AtomicBool::new(false),
         })
     }
 
-    /// The embedder, loading the model the first time.
+    /// The embedder, loading the model the first time (once, however many threads ask).
     pub fn embedder(&self) -> Result<Arc<dyn Embedder>> {
+        if let Some(e) = self.embedder.get() {
+            return Ok(e.clone());
+        }
+        let _loading = self.loading.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(e) = self.embedder.get() {
             return Ok(e.clone());
         }
@@ -239,10 +243,11 @@ impl App {
         model_dir(&self.config)
     }
 
-    /// Whether the model's weights are in [`App::model_dir`] (tests that give their own
-    /// embedder have it always).
+    /// Whether the model's files are in [`App::model_dir`] (or it is loaded already).
     pub fn model_installed(&self) -> bool {
-        self.embedder_loaded() || self.model_dir().join("model.safetensors").is_file()
+        self.embedder_loaded()
+            || mira_embed::missing_file(&self.model_dir(), self.config.embeddings.precision)
+                .is_none()
     }
 }
 
@@ -290,6 +295,16 @@ fn is_model_missing(e: &anyhow::Error) -> bool {
 
 fn model_dir(config: &Config) -> PathBuf {
     mira_embed::resolve_model_dir(config.embeddings.model_dir.as_deref())
+}
+
+/// Loads the embedding model as `embeddings:` configures it (directory, precision, threads,
+/// batch size).
+pub fn load_model(embeddings: &crate::config::EmbeddingsConfig) -> Result<mira_embed::MiniLm> {
+    let dir = mira_embed::resolve_model_dir(embeddings.model_dir.as_deref());
+    Ok(mira_embed::MiniLm::load_with(
+        &dir,
+        &embeddings.model_options(),
+    )?)
 }
 
 /// Creates `dir` if needed and checks that files can be written in it.
