@@ -66,6 +66,7 @@ pub const RETIRED_KEYS: &[(&str, &str)] = &[
     ("recall.fusion_weight", "replaced by recall.ranking.lexical_weight"),
     ("recall.search_time_clustering", "near duplicates are shown as headers (allocator.redundancy_threshold)"),
     ("recall.reranker", "the heuristic reranker is gone: the ranking is recall.ranking"),
+    ("embeddings.current_model", "mira runs all-MiniLM-L6-v2 from embeddings.model_dir, and each embedding records the model that computed it"),
 ];
 
 /// `system:` (kept for compatibility with the reference's files).
@@ -141,8 +142,6 @@ impl Default for SqliteConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EmbeddingsConfig {
-    /// Model name (informational; mira ships one model).
-    pub current_model: String,
     /// Folder holding the model files; unset: `$MIRA_MODEL_DIR`, else
     /// `~/.cache/mira/models/all-MiniLM-L6-v2`.
     pub model_dir: Option<PathBuf>,
@@ -163,7 +162,6 @@ pub struct EmbeddingsConfig {
 impl Default for EmbeddingsConfig {
     fn default() -> Self {
         EmbeddingsConfig {
-            current_model: "sentence-transformers/all-MiniLM-L6-v2".into(),
             model_dir: None,
             model_hash: None,
             dimension: 384,
