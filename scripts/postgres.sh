@@ -6,7 +6,7 @@
 # unprivileged user mira-pg, created when missing. `start` on a running cluster only prints the URL.
 #
 #   url=$(scripts/postgres.sh start | tail -n 1)   # postgres://mira@127.0.0.1:54329/mira
-#   MIRA_TEST_DATABASE_URL=$url cargo test
+#   MIRA_TEST_POSTGRES_URL=$url cargo test
 #   scripts/postgres.sh stop
 set -euo pipefail
 

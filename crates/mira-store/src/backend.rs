@@ -8,7 +8,9 @@
 
 use crate::feed::{ChangeCursor, Changes, LiveRow};
 use crate::lifecycle::{ArchivePlan, ArchiveReport, DeleteCounts, DeleteScope, TimelineQuery};
-use crate::model::{NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory};
+use crate::model::{
+    NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory, Unembedded,
+};
 use crate::{DeadLetter, MemoryEdit, Result, StoreError};
 use mira_core::allocate::ModeCosts;
 use mira_core::memory::{Memory, MemoryId};
@@ -121,6 +123,17 @@ pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
 
     /// Stores section costs computed for render format `version`.
     fn set_costs(&self, costs: &[(MemoryId, ModeCosts)], version: u32) -> Result<()>;
+
+    /// Up to `limit` memories without an embedding, oldest first.
+    fn without_embedding(&self, limit: usize) -> Result<Vec<Unembedded>>;
+
+    /// How many memories have no embedding.
+    fn count_without_embedding(&self) -> Result<u64>;
+
+    /// Stores the embeddings `model` computed for memories that had none, in one transaction.
+    /// A memory deleted meanwhile, or embedded meanwhile by another process, is skipped.
+    /// Returns how many were written.
+    fn set_embeddings(&self, model: &str, vectors: &[(MemoryId, Vec<f32>)]) -> Result<usize>;
 
     /// Counts for `mira status`.
     fn stats(&self) -> Result<StoreStats>;

@@ -30,7 +30,7 @@ pub use lifecycle::{
 pub use migrations::{Migration, MIGRATIONS, PG_MIGRATIONS};
 pub use model::{
     Edge, Embedding, NewMemory, Parts, Relation, RestoreOutcome, RowFacts, Scope, StoreStats,
-    StoredMemory,
+    StoredMemory, Unembedded,
 };
 pub use postgres::{PgOptions, PgStore, TlsMode};
 pub use sqlite::migrations::LATEST_VERSION;

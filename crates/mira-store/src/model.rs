@@ -153,6 +153,16 @@ impl StoredMemory {
     }
 }
 
+/// A memory that has no embedding yet (stored without a model: recall ranks it by its lexical
+/// score alone until one is filled in with [`crate::MemoryStore::set_embeddings`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unembedded {
+    /// Its id.
+    pub id: MemoryId,
+    /// Its text (what the embedding is computed from).
+    pub content: String,
+}
+
 /// A relation between two memories that a restore applies only once both exist.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Relation {

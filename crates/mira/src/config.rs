@@ -66,6 +66,7 @@ pub const RETIRED_KEYS: &[(&str, &str)] = &[
     ("recall.fusion_weight", "replaced by recall.ranking.lexical_weight"),
     ("recall.search_time_clustering", "near duplicates are shown as headers (allocator.redundancy_threshold)"),
     ("recall.reranker", "the heuristic reranker is gone: the ranking is recall.ranking"),
+    ("embeddings.current_model", "mira runs all-MiniLM-L6-v2 from embeddings.model_dir, and each embedding records the model that computed it"),
 ];
 
 /// `system:` (kept for compatibility with the reference's files).
@@ -87,10 +88,15 @@ impl Default for SystemConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct StorageConfig {
+    /// Which database holds the memories: `sqlite` (one file in `path`, the default) or
+    /// `postgres` (a server several mira servers share, `storage.postgres`).
+    pub backend: StorageBackend,
     /// Directory holding `mira.db` and `index/`. Unset: `<project>/.mira` inside a project
     /// (a directory with `.git` or `.mira` at or above the working directory), else
-    /// `~/.local/share/mira`.
+    /// `~/.local/share/mira`. With PostgreSQL, it holds the index files only.
     pub path: Option<PathBuf>,
+    /// The PostgreSQL database (`backend: postgres`).
+    pub postgres: PostgresConfig,
     /// SQLite pragmas.
     pub sqlite: SqliteConfig,
     /// Replace obvious secrets (API keys, private keys, `password=` values) by
@@ -100,9 +106,47 @@ pub struct StorageConfig {
 impl Default for StorageConfig {
     fn default() -> Self {
         StorageConfig {
+            backend: StorageBackend::default(),
             path: None,
+            postgres: PostgresConfig::default(),
             sqlite: SqliteConfig::default(),
             redact_secrets: true,
+        }
+    }
+}
+
+/// `storage.backend:`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StorageBackend {
+    /// One SQLite file (embedded, one machine).
+    #[default]
+    Sqlite,
+    /// PostgreSQL (>= 15) with pgvector, shared by several servers.
+    Postgres,
+}
+
+/// `storage.postgres:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PostgresConfig {
+    /// `postgres://user:password@host:5432/database` (also `$MIRA_DATABASE_URL`).
+    pub url: Option<String>,
+    /// Connections this process keeps open.
+    pub pool_size: u32,
+    /// `disable`, `require` (encrypted) or `verify-full` (encrypted, certificate and host
+    /// name checked).
+    pub tls: mira_store::TlsMode,
+    /// Seconds to wait for the server or for a free connection.
+    pub connect_timeout_secs: u64,
+}
+impl Default for PostgresConfig {
+    fn default() -> Self {
+        PostgresConfig {
+            url: None,
+            pool_size: 8,
+            tls: mira_store::TlsMode::default(),
+            connect_timeout_secs: 10,
         }
     }
 }
@@ -141,8 +185,6 @@ impl Default for SqliteConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EmbeddingsConfig {
-    /// Model name (informational; mira ships one model).
-    pub current_model: String,
     /// Folder holding the model files; unset: `$MIRA_MODEL_DIR`, else
     /// `~/.cache/mira/models/all-MiniLM-L6-v2`.
     pub model_dir: Option<PathBuf>,
@@ -150,20 +192,36 @@ pub struct EmbeddingsConfig {
     pub model_hash: Option<String>,
     /// Embedding dimension (384 for all-MiniLM-L6-v2; other values are rejected).
     pub dimension: usize,
-    /// Texts per model call when storing or importing in batches.
+    /// Most texts per forward pass of the model (stores, imports and concurrent requests are
+    /// batched up to it).
     pub batch_size: usize,
     /// Capacity of the LRU cache of query embeddings.
     pub cache_size: usize,
+    /// The graph the model runs: `f32` (the reference vectors) or `int8` (quantised, faster).
+    pub precision: mira_embed::Precision,
+    /// Model threads (each runs its own forward passes); 0: one per core.
+    pub threads: usize,
 }
 impl Default for EmbeddingsConfig {
     fn default() -> Self {
         EmbeddingsConfig {
-            current_model: "sentence-transformers/all-MiniLM-L6-v2".into(),
             model_dir: None,
             model_hash: None,
             dimension: 384,
-            batch_size: 32,
+            batch_size: mira_embed::DEFAULT_BATCH_SIZE,
             cache_size: 1000,
+            precision: mira_embed::Precision::default(),
+            threads: 0,
+        }
+    }
+}
+impl EmbeddingsConfig {
+    /// How the model is run.
+    pub fn model_options(&self) -> mira_embed::ModelOptions {
+        mira_embed::ModelOptions {
+            precision: self.precision,
+            threads: self.threads,
+            batch_size: self.batch_size,
         }
     }
 }
@@ -736,8 +794,23 @@ impl Config {
         if let Some(p) = nonempty("MIRA_STORAGE_PATH").or_else(|| nonempty("MIRA_DATA_PATH")) {
             self.storage.path = Some(PathBuf::from(p));
         }
+        if let Some(b) = nonempty("MIRA_STORAGE_BACKEND") {
+            self.storage.backend = match b.trim().to_ascii_lowercase().as_str() {
+                "sqlite" => StorageBackend::Sqlite,
+                "postgres" => StorageBackend::Postgres,
+                other => bail!("MIRA_STORAGE_BACKEND={other}: expected sqlite or postgres"),
+            };
+        }
+        if let Some(url) = nonempty("MIRA_DATABASE_URL") {
+            self.storage.postgres.url = Some(url);
+        }
         if let Some(p) = nonempty("MIRA_MODEL_DIR") {
             self.embeddings.model_dir = Some(PathBuf::from(p));
+        }
+        if let Some(p) = nonempty("MIRA_EMBEDDINGS_PRECISION") {
+            self.embeddings.precision = p
+                .parse()
+                .map_err(|e| anyhow!("MIRA_EMBEDDINGS_PRECISION: {e}"))?;
         }
         let flag = |k: &str| -> Result<Option<bool>> {
             match nonempty(k)
@@ -780,6 +853,22 @@ impl Config {
         }
         let unit = |x: f64| (0.0..=1.0).contains(&x);
         let a = &self.allocator;
+        let pg = &self.storage.postgres;
+        check(
+            self.storage.backend == StorageBackend::Sqlite || pg.url.is_some(),
+            "storage.postgres.url",
+            "must be set with storage.backend: postgres (or $MIRA_DATABASE_URL), as postgres://user:password@host:5432/mira",
+        )?;
+        check(
+            (1..=1000).contains(&pg.pool_size),
+            "storage.postgres.pool_size",
+            "must be in 1..=1000",
+        )?;
+        check(
+            (1..=3600).contains(&pg.connect_timeout_secs),
+            "storage.postgres.connect_timeout_secs",
+            "must be in 1..=3600",
+        )?;
         check(
             self.embeddings.dimension == 384,
             "embeddings.dimension",
@@ -794,6 +883,11 @@ impl Config {
             self.embeddings.cache_size >= 1,
             "embeddings.cache_size",
             "must be at least 1",
+        )?;
+        check(
+            self.embeddings.threads <= 256,
+            "embeddings.threads",
+            "must be in 0..=256 (0: every core)",
         )?;
         check(
             (1..=100_000).contains(&a.default_budget),
@@ -1029,6 +1123,17 @@ impl Config {
         self.storage_dir().join("mira.db")
     }
 
+    /// The PostgreSQL options for the store (`storage.postgres`).
+    pub fn postgres_options(&self) -> mira_store::PgOptions {
+        let p = &self.storage.postgres;
+        mira_store::PgOptions {
+            url: p.url.clone().unwrap_or_default(),
+            pool_size: p.pool_size,
+            tls: p.tls,
+            connect_timeout: std::time::Duration::from_secs(p.connect_timeout_secs),
+        }
+    }
+
     /// The SQLite options for the store.
     pub fn sqlite_options(&self) -> mira_store::SqliteOptions {
         let s = &self.storage.sqlite;
@@ -1124,6 +1229,55 @@ mod tests {
     }
 
     #[test]
+    fn the_postgres_backend_is_read_and_checked() {
+        let cfg = Config::from_yaml(
+            "storage:\n  backend: postgres\n  postgres:\n    url: postgres://m@db/mira\n    tls: verify-full\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.storage.backend, StorageBackend::Postgres);
+        let opts = cfg.postgres_options();
+        assert_eq!(
+            (opts.url.as_str(), opts.tls),
+            ("postgres://m@db/mira", mira_store::TlsMode::VerifyFull)
+        );
+        let err = Config::from_yaml("storage:\n  backend: postgres\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("storage.postgres.url"), "{err}");
+        let err = Config::from_yaml("storage:\n  postgres:\n    tls: maybe\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("storage.postgres.tls"), "{err}");
+        let mut cfg = Config::default();
+        cfg.apply_env(|k| match k {
+            "MIRA_STORAGE_BACKEND" => Some("postgres".into()),
+            "MIRA_DATABASE_URL" => Some("postgres://m@h/x".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(cfg.storage.backend, StorageBackend::Postgres);
+        assert_eq!(
+            cfg.storage.postgres.url.as_deref(),
+            Some("postgres://m@h/x")
+        );
+        let err = Config::default()
+            .apply_env(|k| (k == "MIRA_STORAGE_BACKEND").then(|| "mysql".into()))
+            .unwrap_err();
+        assert!(err.to_string().contains("MIRA_STORAGE_BACKEND"), "{err}");
+    }
+
+    #[test]
+    fn embedding_precision_is_read_and_checked() {
+        let cfg = Config::from_yaml("embeddings:\n  precision: int8\n  threads: 1\n").unwrap();
+        assert_eq!(cfg.embeddings.precision, mira_embed::Precision::Int8);
+        assert_eq!(cfg.embeddings.model_options().threads, 1);
+        let err = Config::from_yaml("embeddings:\n  precision: fp16\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("embeddings.precision"), "{err}");
+    }
+
+    #[test]
     fn out_of_range_values_are_named() {
         let err = Config::from_yaml("allocator:\n  pinned_share: 3\n")
             .unwrap_err()
@@ -1145,9 +1299,15 @@ mod tests {
             "MIRA_STORAGE_PATH" => Some("/tmp/x".into()),
             "MIRA_MODEL_DIR" => Some("/tmp/m".into()),
             "MIRA_SOUL_ENABLED" => Some("true".into()),
+            "MIRA_EMBEDDINGS_PRECISION" => Some("int8".into()),
             _ => None,
         })
         .unwrap();
+        assert_eq!(cfg.embeddings.precision, mira_embed::Precision::Int8);
+        let err = cfg
+            .apply_env(|k| (k == "MIRA_EMBEDDINGS_PRECISION").then(|| "fp16".into()))
+            .unwrap_err();
+        assert!(err.to_string().contains("f32 or int8"), "{err}");
         assert_eq!(cfg.storage_dir(), PathBuf::from("/tmp/x"));
         assert_eq!(cfg.db_path(), PathBuf::from("/tmp/x/mira.db"));
         assert_eq!(cfg.embeddings.model_dir, Some(PathBuf::from("/tmp/m")));

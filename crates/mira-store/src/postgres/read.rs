@@ -2,7 +2,7 @@
 //! part one query for all the memories asked for), and the reads a store relates a new memory
 //! with.
 
-use crate::model::{corrupt, Edge, Embedding, Parts, RawRow, StoreStats, StoredMemory};
+use crate::model::{corrupt, Edge, Embedding, Parts, RawRow, StoreStats, StoredMemory, Unembedded};
 use crate::{Result, StoreError};
 use mira_core::memory::{Memory, MemoryId};
 use mira_core::slots::Slot;
@@ -358,4 +358,38 @@ pub(super) fn wings(c: &mut impl GenericClient) -> Result<Vec<String>> {
             .map(|r| r.try_get(0))
             .collect::<std::result::Result<_, _>>()?,
     )
+}
+
+/// See [`crate::MemoryStore::without_embedding`].
+pub(super) fn without_embedding(
+    c: &mut impl GenericClient,
+    limit: usize,
+) -> Result<Vec<Unembedded>> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = c.query(
+        "SELECT v.id, v.content FROM verbatims v
+         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = v.id)
+         ORDER BY v.seq LIMIT $1",
+        &[&limit],
+    )?;
+    rows.iter()
+        .map(|r| {
+            Ok(Unembedded {
+                id: r.try_get(0)?,
+                content: r.try_get(1)?,
+            })
+        })
+        .collect()
+}
+
+/// See [`crate::MemoryStore::count_without_embedding`].
+pub(super) fn count_without_embedding(c: &mut impl GenericClient) -> Result<u64> {
+    let n: i64 = c
+        .query_one(
+            "SELECT count(*) FROM verbatims v
+             WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = v.id)",
+            &[],
+        )?
+        .try_get(0)?;
+    Ok(n.max(0) as u64)
 }

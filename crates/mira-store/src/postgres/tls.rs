@@ -10,31 +10,18 @@ use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 use std::sync::Arc;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-/// `storage.postgres.tls`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// `storage.postgres.tls`: `disable`, `require` or `verify-full`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum TlsMode {
     /// Plain TCP (a server on the same host or a private network).
     #[default]
     Disable,
     /// Encrypted, the server's certificate not checked (as libpq's `sslmode=require`).
     Require,
-    /// Encrypted, the certificate checked against the system's trusted roots and the host name.
+    /// Encrypted, the certificate checked against the system's trusted roots and the host name
+    /// (as libpq's `sslmode=verify-full`).
     VerifyFull,
-}
-
-impl std::str::FromStr for TlsMode {
-    type Err = String;
-
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "disable" => Ok(TlsMode::Disable),
-            "require" => Ok(TlsMode::Require),
-            "verify-full" | "verify_full" => Ok(TlsMode::VerifyFull),
-            other => Err(format!(
-                "storage.postgres.tls '{other}' is not known: use disable, require (encrypted, server not checked) or verify-full (encrypted, certificate and host checked)"
-            )),
-        }
-    }
 }
 
 impl TlsMode {

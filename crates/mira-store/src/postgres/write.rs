@@ -268,3 +268,25 @@ pub(super) fn edit(c: &mut Client, id: MemoryId, edit: &MemoryEdit) -> Result<bo
     insert_tags(c, id, &edit.tags)?;
     Ok(true)
 }
+
+/// See [`crate::MemoryStore::set_embeddings`].
+pub(super) fn set_embeddings(
+    c: &mut Client,
+    model: &str,
+    vectors: &[(MemoryId, Vec<f32>)],
+) -> Result<usize> {
+    let stmt = c.prepare(
+        "INSERT INTO embeddings (memory_id, model, dim, vector)
+         SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM verbatims WHERE id = $1)
+         ON CONFLICT (memory_id) DO NOTHING",
+    )?;
+    let mut written = 0;
+    for (id, v) in vectors.iter().filter(|(_, v)| !v.is_empty()) {
+        let dim = i32::try_from(v.len()).unwrap_or(i32::MAX);
+        written += c.execute(
+            &stmt,
+            &[id, &model, &dim, &pgvector::Vector::from(v.clone())],
+        )?;
+    }
+    Ok(usize::try_from(written).unwrap_or(usize::MAX))
+}

@@ -2,7 +2,9 @@
 //! a store relates a new memory with.
 
 use super::write::decode_vector;
-use crate::model::{parse_id, Edge, Embedding, Parts, RawRow, StoreStats, StoredMemory};
+use crate::model::{
+    parse_id, Edge, Embedding, Parts, RawRow, StoreStats, StoredMemory, Unembedded,
+};
 use crate::{Result, StoreError};
 use mira_core::memory::{Memory, MemoryId};
 use mira_core::slots::Slot;
@@ -320,4 +322,36 @@ pub(super) fn wings(conn: &Connection) -> Result<Vec<String>> {
         .query_map([], |r| r.get(0))?
         .collect::<rusqlite::Result<Vec<String>>>()?;
     Ok(wings)
+}
+
+/// See [`crate::MemoryStore::without_embedding`].
+pub(super) fn without_embedding(conn: &Connection, limit: usize) -> Result<Vec<Unembedded>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT v.id, v.content FROM verbatims v
+         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = v.id)
+         ORDER BY v.seq LIMIT ?1",
+    )?;
+    let rows = stmt.query_map(params![i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (id, content) = row?;
+        out.push(Unembedded {
+            id: parse_id(&id)?,
+            content,
+        });
+    }
+    Ok(out)
+}
+
+/// See [`crate::MemoryStore::count_without_embedding`].
+pub(super) fn count_without_embedding(conn: &Connection) -> Result<u64> {
+    let n: i64 = conn.query_row(
+        "SELECT count(*) FROM verbatims v
+         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = v.id)",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(n.max(0) as u64)
 }

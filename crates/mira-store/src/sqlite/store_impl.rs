@@ -6,7 +6,9 @@ use super::{dead_letters, lifecycle, migrations, read, search, write, SqliteStor
 use crate::backend::{Backend, MemoryReads, MemoryStore, StoreTx, Visit};
 use crate::feed::{ChangeCursor, Changes, LiveRow};
 use crate::lifecycle::{ArchivePlan, ArchiveReport, DeleteCounts, DeleteScope, TimelineQuery};
-use crate::model::{NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory};
+use crate::model::{
+    NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory, Unembedded,
+};
 use crate::{DeadLetter, MemoryEdit, Result, StoreError};
 use mira_core::allocate::ModeCosts;
 use mira_core::memory::{Memory, MemoryId};
@@ -162,6 +164,18 @@ impl MemoryStore for SqliteStore {
 
     fn set_costs(&self, costs: &[(MemoryId, ModeCosts)], version: u32) -> Result<()> {
         self.write(|tx| write::set_costs(tx, costs, version))
+    }
+
+    fn without_embedding(&self, limit: usize) -> Result<Vec<Unembedded>> {
+        self.read(|c| read::without_embedding(c, limit))
+    }
+
+    fn count_without_embedding(&self) -> Result<u64> {
+        self.read(read::count_without_embedding)
+    }
+
+    fn set_embeddings(&self, model: &str, vectors: &[(MemoryId, Vec<f32>)]) -> Result<usize> {
+        self.write(|tx| write::set_embeddings(tx, model, vectors))
     }
 
     fn stats(&self) -> Result<StoreStats> {

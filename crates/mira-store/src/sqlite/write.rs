@@ -253,3 +253,26 @@ pub(super) fn edit(tx: &Connection, id: MemoryId, edit: &MemoryEdit) -> Result<b
     insert_tags(tx, &key, &edit.tags)?;
     Ok(true)
 }
+
+/// See [`crate::MemoryStore::set_embeddings`].
+pub(super) fn set_embeddings(
+    tx: &Connection,
+    model: &str,
+    vectors: &[(MemoryId, Vec<f32>)],
+) -> Result<usize> {
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO embeddings (memory_id, model, dim, vector)
+         SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM verbatims WHERE id = ?1)
+         ON CONFLICT (memory_id) DO NOTHING",
+    )?;
+    let mut written = 0;
+    for (id, v) in vectors.iter().filter(|(_, v)| !v.is_empty()) {
+        written += stmt.execute(params![
+            id.to_string(),
+            model,
+            v.len() as i64,
+            encode_vector(v)
+        ])?;
+    }
+    Ok(written)
+}

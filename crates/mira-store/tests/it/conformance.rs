@@ -380,6 +380,58 @@ fn the_overlap_cache_is_fresh_or_absent_and_bounded() {
     });
 }
 
+#[test]
+fn a_memory_without_an_embedding_is_listed_until_one_is_set() {
+    each(|b| {
+        let store = &*b.store;
+        let with = memory("The pool size is 10.", "w", 1_000, 1);
+        let mut without = memory("Deploys happen on Tuesdays.", "w", 2_000, 2);
+        without.embedding = None;
+        let mut gone = memory("The old cache was Redis.", "w", 3_000, 3);
+        gone.embedding = None;
+        store
+            .insert_memories(&[with, without.clone(), gone.clone()])
+            .unwrap();
+        assert_eq!(store.stats().unwrap().embeddings, 1, "{}", b.name);
+        assert_eq!(store.count_without_embedding().unwrap(), 2);
+        let listed = store.without_embedding(10).unwrap();
+        assert_eq!(
+            listed.iter().map(|u| u.id).collect::<Vec<_>>(),
+            vec![without.memory.id, gone.memory.id],
+            "oldest first"
+        );
+        assert_eq!(listed[0].content, "Deploys happen on Tuesdays.");
+        assert_eq!(store.without_embedding(1).unwrap().len(), 1);
+        // The catalog knows the memory without a vector; the vector index gets it once it is set.
+        let dir = tempfile::tempdir().unwrap();
+        let index =
+            VectorIndexManager::open(b.store.clone(), dir.path(), IndexParams::default()).unwrap();
+        assert_eq!(index.view(|v| v.catalog().len()), 3);
+        assert_eq!(index.len(), 1);
+
+        store.delete(&DeleteScope::Memory(gone.memory.id)).unwrap();
+        let vectors = vec![(without.memory.id, vector(2)), (gone.memory.id, vector(3))];
+        assert_eq!(
+            store.set_embeddings("m2", &vectors).unwrap(),
+            1,
+            "not the deleted one"
+        );
+        assert_eq!(store.set_embeddings("m2", &vectors).unwrap(), 0, "once");
+        assert_eq!(store.count_without_embedding().unwrap(), 0);
+        index.sync_from_store().unwrap();
+        assert_eq!(index.len(), 2);
+        let embedding = store
+            .get(without.memory.id, ALL)
+            .unwrap()
+            .and_then(|m| m.embedding)
+            .unwrap();
+        assert_eq!(
+            (embedding.model.as_str(), embedding.vector),
+            ("m2", vector(2))
+        );
+    });
+}
+
 /// The catalog and vectors of one process follow what another process commits.
 fn index_follows(b: &Backend) {
     let dir = tempfile::tempdir().unwrap();

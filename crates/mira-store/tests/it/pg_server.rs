@@ -1,5 +1,5 @@
 //! The PostgreSQL server of the tests (shared with `mira`'s tests by path): the one
-//! `MIRA_TEST_DATABASE_URL` names, else the one `scripts/postgres.sh start` starts (once per
+//! `MIRA_TEST_POSTGRES_URL` names, else the one `scripts/postgres.sh start` starts (once per
 //! test binary). Each test gets a database of its own, dropped when it ends. Tests that need
 //! PostgreSQL skip, saying why, only when no server can be had.
 #![allow(dead_code)]
@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 pub fn server_url() -> Option<&'static str> {
     static URL: OnceLock<Result<String, String>> = OnceLock::new();
     let url = URL.get_or_init(|| {
-        if let Ok(url) = std::env::var("MIRA_TEST_DATABASE_URL") {
+        if let Ok(url) = std::env::var("MIRA_TEST_POSTGRES_URL") {
             return Ok(url);
         }
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/postgres.sh");

@@ -43,6 +43,8 @@ pub fn mira(storage: &Path) -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("mira").unwrap();
     cmd.env("MIRA_STORAGE_PATH", storage)
         .env_remove("MIRA_CONFIG")
+        .env_remove("MIRA_STORAGE_BACKEND")
+        .env_remove("MIRA_DATABASE_URL")
         .env("MIRA_MODEL_DIR", mira_embed::resolve_model_dir(None))
         .env("MIRA_METRICS_ENABLED", "false")
         .env("HOME", storage);
@@ -102,4 +104,89 @@ pub fn edge(app: &App, from: mira_core::memory::MemoryId, to: mira_core::memory:
         "INSERT INTO causal_edges (from_id, to_id, relation, confidence, detected_at) VALUES (?1, ?2, 'because', 0.5, 0)",
         (from.to_string(), to.to_string()),
     );
+}
+
+/// A fresh database for one test, on either backend: SQLite in a temporary directory, or a
+/// PostgreSQL database of its own on the test server (`pg_server`), its index files in the
+/// temporary directory.
+pub struct Db {
+    /// The storage directory (the SQLite file and the index files).
+    pub dir: tempfile::TempDir,
+    /// The PostgreSQL database, when on that backend (dropped with it).
+    pub pg: Option<crate::pg_server::TestDatabase>,
+}
+
+impl Db {
+    /// A fresh SQLite store.
+    pub fn sqlite() -> Db {
+        Db {
+            dir: tempfile::tempdir().unwrap(),
+            pg: None,
+        }
+    }
+
+    /// A fresh PostgreSQL database, or `None` (the reason printed) without a test server.
+    pub fn postgres() -> Option<Db> {
+        Some(Db {
+            dir: tempfile::tempdir().unwrap(),
+            pg: Some(crate::pg_server::TestDatabase::create()?),
+        })
+    }
+
+    /// A fresh database of each backend that can be had: SQLite, and PostgreSQL when a test
+    /// server runs.
+    pub fn each() -> Vec<Db> {
+        std::iter::once(Db::sqlite())
+            .chain(Db::postgres())
+            .collect()
+    }
+
+    /// A fresh database on the same backend as this one.
+    pub fn another(&self) -> Db {
+        match self.pg {
+            None => Db::sqlite(),
+            Some(_) => Db::postgres().expect("the test server went away"),
+        }
+    }
+
+    /// `sqlite` or `postgres`.
+    pub fn name(&self) -> &'static str {
+        if self.pg.is_some() {
+            "postgres"
+        } else {
+            "sqlite"
+        }
+    }
+
+    /// The environment that points `mira` at this database.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        let mut env = vec![("MIRA_STORAGE_PATH", self.dir.path().display().to_string())];
+        if let Some(pg) = &self.pg {
+            env.push(("MIRA_STORAGE_BACKEND", "postgres".into()));
+            env.push(("MIRA_DATABASE_URL", pg.url.clone()));
+        }
+        env
+    }
+
+    /// A config on this database.
+    pub fn config(&self) -> Config {
+        let mut cfg = config_in(self.dir.path());
+        if let Some(pg) = &self.pg {
+            cfg.storage.backend = mira::config::StorageBackend::Postgres;
+            cfg.storage.postgres.url = Some(pg.url.clone());
+        }
+        cfg
+    }
+
+    /// An app on this database with the real model.
+    pub fn app(&self) -> App {
+        App::open_with_embedder(self.config(), model()).expect("open app")
+    }
+
+    /// The real `mira` binary on this database.
+    pub fn mira(&self) -> assert_cmd::Command {
+        let mut cmd = mira(self.dir.path());
+        cmd.envs(self.env());
+        cmd
+    }
 }

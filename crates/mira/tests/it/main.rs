@@ -1,6 +1,7 @@
 //! The integration tests of `mira`, one binary: each module was a test file of its own.
 
 mod bad_input;
+mod batch_ingest;
 mod cli;
 mod common;
 mod concurrency;
@@ -8,6 +9,7 @@ mod context_block;
 #[cfg(unix)]
 mod crash_harness;
 mod eval_locomo;
+mod first_hour;
 mod lifecycle_archive;
 mod lifecycle_causal;
 mod lifecycle_clear;
@@ -17,6 +19,8 @@ mod mcp_common;
 mod mcp_http;
 mod mcp_stdio;
 mod ops_http;
+#[path = "../../../mira-store/tests/it/pg_server.rs"]
+mod pg_server;
 mod recall_usecase;
 mod redaction;
 mod soul_mcp;

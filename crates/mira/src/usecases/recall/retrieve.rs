@@ -14,7 +14,8 @@ use mira_store::index::{unit_cosine, Catalog, IndexView};
 use mira_store::Scope;
 use std::collections::HashSet;
 
-/// The query's embedding: cached; with expansion, the normalised mean of the variants' embeddings.
+/// The query's embedding: cached; with expansion, the normalised mean of the variants'
+/// embeddings. Empty when no model is installed: recall then ranks by words alone.
 pub fn query_vector(app: &App, query: &str) -> anyhow::Result<Vec<f32>> {
     if let Some(v) = app.query_cache_get(query) {
         return Ok(v);
@@ -26,14 +27,19 @@ pub fn query_vector(app: &App, query: &str) -> anyhow::Result<Vec<f32>> {
         vec![query.to_owned()]
     };
     let refs: Vec<&str> = variants.iter().map(String::as_str).collect();
-    let vectors = app
-        .embedder()?
+    let Some(embedder) = app.embedder_if_installed()? else {
+        return Ok(Vec::new());
+    };
+    let vectors = embedder
         .embed_batch(&refs)
         .context("embedding the query failed")?;
     let v = expand::average(&vectors);
     app.query_cache_put(query, v.clone());
     Ok(v)
 }
+
+/// Memories whose cosines estimate the mean and spread of a large scope's.
+const MOMENT_SAMPLE: usize = 2048;
 
 /// What ranking needs besides the index: the query, its vector (empty: lexical only) and the
 /// parameters.
@@ -155,12 +161,11 @@ impl<'v, 'a> Ranker<'v, 'a> {
             let hits = self.view.search(input.qvec, input.k, &input.filter);
             pool.extend(hits.iter().filter_map(|h| self.catalog.slot_of(h.id)));
             // Moments of the cosines over an even sample of the scope.
-            let scope = self.catalog.scope(&input.filter);
-            let step = (scope.len() / 2048).max(1);
-            let sample: Vec<f32> = scope
-                .iter()
-                .step_by(step)
-                .filter_map(|&s| self.cosine(s))
+            let sample: Vec<f32> = self
+                .catalog
+                .sample(&input.filter, MOMENT_SAMPLE)
+                .into_iter()
+                .filter_map(|s| self.cosine(s))
                 .collect();
             self.dense_moments = Moments::of(sample);
         }

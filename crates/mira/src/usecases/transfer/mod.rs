@@ -12,17 +12,19 @@
 
 pub mod line;
 
-use super::store::{store_batch, stored_content};
+use super::store::{store_batch_reporting, stored_content};
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
 use anyhow::Context;
 use line::{Line, Parsed};
 use mira_core::memory::MemoryId;
-use mira_store::{Embedding, Parts, Relation};
+use mira_store::{Embedding, NewMemory, Parts, Relation};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::io::{BufRead, Write};
 use std::path::Path;
+use std::sync::mpsc::{Receiver, SyncSender};
+use std::thread::Scope;
 
 /// Writes every memory (of `wing`, or all) as JSON lines to `out`, oldest first, with the
 /// embeddings when `embeddings` is true. Returns how many were written.
@@ -62,6 +64,9 @@ pub struct ImportReport {
     pub imported: u64,
     /// Of those, how many were embedded here (no usable embedding in the file).
     pub embedded: u64,
+    /// Of those, how many were written without an embedding (none usable in the file and no
+    /// model installed): `mira index embed-missing` computes them later.
+    pub without_vector: u64,
     /// Memories already in the store (same id, or same content in the same wing): skipped.
     pub duplicates: u64,
     /// Causal edges and supersessions now in the store.
@@ -74,17 +79,47 @@ pub struct ImportReport {
     pub errors: Vec<ImportError>,
 }
 
-/// Imports JSON lines from `input`. `progress` is called with the bytes read so far.
+/// Imports JSON lines from `input`. `progress` is called with the lines read so far.
 /// Fails only when the store or the model does; bad lines end up in the report.
+///
+/// Lines are read, checked and embedded (in windows of [`WINDOW`] memories, sorted by length
+/// for the model) on the calling thread while another thread writes the previous window.
 pub fn import_jsonl(
     app: &App,
-    mut input: impl BufRead,
+    input: impl BufRead,
     progress: &mut dyn FnMut(u64),
 ) -> UseCaseResult<ImportReport> {
-    let mut job = Import::new(app);
+    std::thread::scope(|s| {
+        let (windows, received) = std::sync::mpsc::sync_channel(1);
+        let writer = s.spawn(|| restore_windows(app, received));
+        let read = read_lines(s, app, input, progress, windows);
+        let written = writer.join().unwrap_or_else(|_| {
+            Err(UseCaseError::Internal(anyhow::anyhow!(
+                "the import's writer thread panicked"
+            )))
+        });
+        // A failed write stops the reading too: its error is the one to report.
+        let (imported, links, dangling_links) = written?;
+        let mut report = read?;
+        report.imported = imported;
+        report.links = links;
+        report.dangling_links = dangling_links;
+        Ok(report)
+    })
+}
+
+/// Reads, checks and embeds the lines, sending each full window to the writer.
+fn read_lines<'s, 'a>(
+    scope: &'s Scope<'s, 'a>,
+    app: &'a App,
+    mut input: impl BufRead,
+    progress: &mut dyn FnMut(u64),
+    windows: SyncSender<Window>,
+) -> UseCaseResult<ImportReport> {
+    let mut job = Import::new(scope, app, windows);
     let now = chrono::Utc::now().timestamp_millis();
     let min_entity = app.config.extraction.min_entity_length;
-    let (mut buf, mut line_no, mut read) = (Vec::new(), 0u64, 0u64);
+    let (mut buf, mut line_no) = (Vec::new(), 0u64);
     loop {
         buf.clear();
         let n = input
@@ -94,7 +129,6 @@ pub fn import_jsonl(
             break;
         }
         line_no += 1;
-        read += n as u64;
         let parsed = std::str::from_utf8(&buf)
             .map_err(|e| {
                 format!(
@@ -122,29 +156,41 @@ pub fn import_jsonl(
                 message,
             }),
         }
-        progress(read);
+        progress(line_no);
     }
-    job.finish()
+    job.flush()?;
+    Ok(job.report)
 }
 
 /// Imports a LoCoMo conversation file: one session note per turn in `wing` (default
 /// `locomo-<file stem>`), dated from its session, as `mira eval locomo` ingests it.
-pub fn import_locomo(app: &App, path: &Path, wing: Option<&str>) -> UseCaseResult<ImportReport> {
+/// `progress` is called with the turns stored so far and their total.
+pub fn import_locomo(
+    app: &App,
+    path: &Path,
+    wing: Option<&str>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> UseCaseResult<ImportReport> {
     let conv = crate::eval::parse_conversation(path)
         .map_err(|e| UseCaseError::Invalid(format!("{e:#}")))?;
     let wing = wing.map_or_else(|| conv.wing(), str::to_owned);
     validate::name("wing", &wing)?;
     let mut report = ImportReport::default();
-    for (turn, result) in conv
-        .turns
-        .iter()
-        .zip(store_batch(app, conv.store_requests(&wing)))
-    {
+    let total = conv.turns.len() as u64;
+    progress(0, total);
+    let results = store_batch_reporting(app, conv.store_requests(&wing), &mut |done| {
+        progress(done as u64, total)
+    });
+    for (turn, result) in conv.turns.iter().zip(results) {
         match result {
             Ok(o) if o.stored => {
                 report.imported += 1;
                 report.redacted += u64::from(o.redacted);
-                report.embedded += 1;
+                if o.embedded {
+                    report.embedded += 1;
+                } else {
+                    report.without_vector += 1;
+                }
                 report.links += o.links.len() as u64;
             }
             Ok(_) => report.duplicates += 1,
@@ -158,25 +204,43 @@ pub fn import_locomo(app: &App, path: &Path, wing: Option<&str>) -> UseCaseResul
     Ok(report)
 }
 
-/// The state of a JSONL import: the batch being filled and the relations still waiting.
-struct Import<'a> {
+/// Memories per window of a JSONL import: embedded in one call (sorted by length there) and
+/// written in one transaction.
+const WINDOW: usize = crate::usecases::store::WINDOW;
+
+/// A window of the import, ready to write.
+struct Window {
+    memories: Vec<NewMemory>,
+    /// Relations read with these memories (they wait until both of their ends exist).
+    relations: Vec<Relation>,
+}
+
+/// The reading side of a JSONL import: the window being filled and what was seen.
+struct Import<'s, 'a> {
+    scope: &'s Scope<'s, 'a>,
+    /// Whether the model is loading (or loaded): started by the first line to embed.
+    model_asked: bool,
     app: &'a App,
     batch: Vec<Parsed>,
     relations: Vec<Relation>,
     seen_ids: HashSet<MemoryId>,
     seen_content: HashSet<(String, String)>,
     report: ImportReport,
+    windows: SyncSender<Window>,
 }
 
-impl<'a> Import<'a> {
-    fn new(app: &'a App) -> Self {
+impl<'s, 'a> Import<'s, 'a> {
+    fn new(scope: &'s Scope<'s, 'a>, app: &'a App, windows: SyncSender<Window>) -> Self {
         Import {
+            scope,
+            model_asked: false,
             app,
             batch: Vec::new(),
             relations: Vec::new(),
             seen_ids: HashSet::new(),
             seen_content: HashSet::new(),
             report: ImportReport::default(),
+            windows,
         }
     }
 
@@ -203,75 +267,93 @@ impl<'a> Import<'a> {
         }
         self.seen_ids.insert(r.id);
         self.seen_content.insert(content_key);
+        if !self.model_asked && self.needs_embedding(&p) {
+            // The model loads while the window fills (an error comes again from the
+            // embedding itself).
+            self.model_asked = true;
+            let app = self.app;
+            self.scope.spawn(move || app.embedder().map(|_| ()));
+        }
         self.batch.push(p);
-        if self.batch.len() >= self.app.config.embeddings.batch_size.max(1) {
+        if self.batch.len() >= WINDOW {
             self.flush()?;
         }
         Ok(())
     }
 
-    /// Embeds what has no usable embedding, writes the batch and the relations whose two
-    /// memories exist, and indexes what is not archived.
+    /// Whether `p` has no usable embedding: none, an empty one, or one of another model.
+    fn needs_embedding(&self, p: &Parsed) -> bool {
+        !p.memory
+            .embedding
+            .as_ref()
+            .is_some_and(|e| self.app.is_current_model(&e.model) && !e.vector.is_empty())
+    }
+
+    /// Embeds what has no usable embedding (without a model installed, it is written without
+    /// one) and hands the window to the writer.
     fn flush(&mut self) -> UseCaseResult<()> {
         let batch = std::mem::take(&mut self.batch);
-        let model = &self.app.config.embeddings.current_model;
+        let app = self.app;
         let missing: Vec<&str> = batch
             .iter()
-            .filter(|p| {
-                p.memory
-                    .embedding
-                    .as_ref()
-                    .is_none_or(|e| &e.model != model)
-            })
+            .filter(|p| self.needs_embedding(p))
             .map(|p| p.memory.memory.content.as_str())
             .collect();
-        let mut fresh = if missing.is_empty() {
-            Vec::new()
-        } else {
-            self.app
-                .embedder()?
-                .embed_batch(&missing)
-                .context("embedding failed")?
+        let embedder = match missing.is_empty() {
+            true => None,
+            false => app.embedder_if_installed()?,
+        };
+        let mut fresh = match &embedder {
+            Some(e) => e.embed_batch(&missing).context("embedding failed")?,
+            None => Vec::new(),
         }
         .into_iter();
-        self.report.embedded += missing.len() as u64;
-        let memories: Vec<_> = batch
+        self.report.embedded += fresh.len() as u64;
+        self.report.without_vector += (missing.len() - fresh.len()) as u64;
+        let memories = batch
             .into_iter()
             .map(|p| {
+                let needs = self.needs_embedding(&p);
                 let mut m = p.memory;
-                if m.embedding.as_ref().is_none_or(|e| &e.model != model) {
-                    m.embedding = Some(Embedding {
-                        model: model.clone(),
-                        vector: fresh.next().unwrap_or_default(),
+                if needs {
+                    let vector = fresh.next().unwrap_or_default();
+                    m.embedding = (!vector.is_empty()).then(|| Embedding {
+                        model: app.model_name().to_owned(),
+                        vector,
                     });
                 }
                 m
             })
             .collect();
-        let out = self
-            .app
-            .store
-            .restore_batch(&memories, &self.relations)
-            .with_context(|| {
-                format!(
-                    "import stopped after {} memories were written",
-                    self.report.imported
-                )
-            })?;
-        self.report.imported += memories.len() as u64;
-        self.app.sync_index();
-        let mut resolved = out.resolved.into_iter();
-        let before = self.relations.len();
-        self.relations.retain(|_| !resolved.next().unwrap_or(false));
-        self.report.links += (before - self.relations.len()) as u64;
+        let window = Window {
+            memories,
+            relations: std::mem::take(&mut self.relations),
+        };
+        // A closed channel means the writer failed: `import_jsonl` reports its error.
+        let _ = self.windows.send(window);
         Ok(())
     }
+}
 
-    fn finish(mut self) -> UseCaseResult<ImportReport> {
-        self.flush()?;
-        self.report.dangling_links = self.relations.len() as u64;
-        Ok(self.report)
+/// The writing side: each window in one transaction with the relations whose two memories
+/// exist, then indexed. Returns (memories written, relations resolved, relations left).
+fn restore_windows(app: &App, windows: Receiver<Window>) -> UseCaseResult<(u64, u64, u64)> {
+    let (mut imported, mut links) = (0u64, 0u64);
+    let mut relations: Vec<Relation> = Vec::new();
+    for window in windows {
+        relations.extend(window.relations);
+        let out = app
+            .store
+            .restore_batch(&window.memories, &relations)
+            .with_context(|| format!("import stopped after {imported} memories were written"))?;
+        imported += window.memories.len() as u64;
+        app.sync_index();
+        let mut resolved = out.resolved.into_iter();
+        let before = relations.len();
+        relations.retain(|_| !resolved.next().unwrap_or(false));
+        links += (before - relations.len()) as u64;
     }
+    Ok((imported, links, relations.len() as u64))
 }
 
 /// The text summary of an import.
@@ -281,6 +363,13 @@ pub fn render_report(r: &ImportReport) -> String {
         "Imported: {} ({} embedded)\nDuplicates skipped: {}\nLinks restored: {}\n",
         r.imported, r.embedded, r.duplicates, r.links
     );
+    if r.without_vector > 0 {
+        let _ = writeln!(
+            out,
+            "Without a vector: {} (no embedding model installed: found by their words only until scripts/fetch-model.sh and `mira index embed-missing`)",
+            r.without_vector
+        );
+    }
     if r.redacted > 0 {
         let _ = writeln!(out, "Secrets redacted: {}", r.redacted);
     }
