@@ -183,6 +183,12 @@ impl Db {
         App::open_with_embedder(self.config(), model()).expect("open app")
     }
 
+    /// An app on this database with the deterministic hash embedder.
+    pub fn hash_app(&self) -> App {
+        App::open_with_embedder(self.config(), Arc::new(mira_embed::HashEmbedder::new(384)))
+            .expect("open app")
+    }
+
     /// The real `mira` binary on this database.
     pub fn mira(&self) -> assert_cmd::Command {
         let mut cmd = mira(self.dir.path());

@@ -191,6 +191,54 @@ fn two_processes(db: &Db) {
     }
 }
 
+/// Two servers (two apps on one database) update one fact at the same moment, in eight wings:
+/// the stores relate one after the other (the wing's write lock), so each time exactly one of
+/// the three versions stays current; relating both against the old state would leave two.
+#[test]
+fn concurrent_updates_of_one_fact_leave_one_current_version() {
+    use mira::usecases::store::{store, StoreRequest};
+    use mira_store::Parts;
+    let names = [
+        "Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Gina", "Hank",
+    ];
+    for db in Db::each() {
+        let (a, b) = (db.hash_app(), db.hash_app());
+        let put = |app: &mira::App, wing: &str, content: String| {
+            let req = StoreRequest {
+                content,
+                wing: wing.into(),
+                ..StoreRequest::default()
+            };
+            store(app, req).unwrap().id
+        };
+        for name in names {
+            let wing = format!("race-{name}");
+            let old = put(&a, &wing, format!("{name} lives in Lyon."));
+            let barrier = std::sync::Barrier::new(2);
+            let (x, y) = std::thread::scope(|s| {
+                let x = s.spawn(|| {
+                    barrier.wait();
+                    put(&a, &wing, format!("{name} moved to Madrid."))
+                });
+                let y = s.spawn(|| {
+                    barrier.wait();
+                    put(&b, &wing, format!("{name} moved to Oslo."))
+                });
+                (x.join().unwrap(), y.join().unwrap())
+            });
+            let current: Vec<_> = [old, x, y]
+                .into_iter()
+                .filter(|id| {
+                    let m = a.store.get(*id, Parts::NONE).unwrap().unwrap();
+                    m.memory.superseded_by.is_none()
+                })
+                .collect();
+            assert_eq!(current.len(), 1, "{}: {name}: {current:?}", db.name());
+            assert_ne!(current[0], old, "{}: {name}", db.name());
+        }
+    }
+}
+
 /// `clients` MCP sessions over HTTP, each calling tools in a loop for `run_for`; returns every
 /// call's tool and latency, and the seconds it took. Any error fails the test.
 fn http_load(clients: usize, run_for: Duration) -> (Vec<(&'static str, Duration)>, f64) {

@@ -146,7 +146,9 @@ fn embed_windows(
     (answers, None)
 }
 
-/// Stage 3: relates and writes each window in input order, one transaction per window.
+/// Stage 3: relates and writes each window in input order, one transaction per window holding
+/// the write lock of its wings (so it relates against what is committed, and nothing else
+/// writes those wings meanwhile).
 fn write_windows(app: &App, input: Receiver<Embedded>) -> (Vec<Answer>, Option<anyhow::Error>) {
     let mut answers = Vec::new();
     let mut writer = Writer::default();
@@ -177,6 +179,17 @@ impl Writer {
     ) -> anyhow::Result<()> {
         let mut rows = Vec::with_capacity(window.len());
         let mut outcomes = Vec::with_capacity(window.len());
+        // Copies of memories written by earlier windows, pinned once this window is committed.
+        let mut pins = Vec::new();
+        let mut wings: Vec<String> = window
+            .iter()
+            .map(|(_, p, _)| p.memory.wing.clone())
+            .collect();
+        wings.sort_unstable();
+        wings.dedup();
+        let mut tx = app
+            .store
+            .begin_store(&wings.iter().map(String::as_str).collect::<Vec<_>>())?;
         for (i, p, v) in window {
             let key = (p.memory.wing.clone(), p.content_hash.clone());
             if let Some(first) = self.written.get(&key) {
@@ -187,9 +200,7 @@ impl Writer {
                         .find(|r: &&mut NewMemory| r.memory.id == first.id)
                     {
                         Some(row) => row.facts.pinned = true,
-                        None => {
-                            app.store.set_pinned(first.id, true)?;
-                        }
+                        None => pins.push(first.id),
                     }
                 }
                 let copy = StoreOutcome {
@@ -205,7 +216,7 @@ impl Writer {
                 answers.push((i, Ok(copy)));
                 continue;
             }
-            match new_memory(app, p, v, &self.unwritten) {
+            match new_memory(app, &*tx, p, v, &self.unwritten) {
                 Ok((new, outcome)) => {
                     self.unwritten.add(&new);
                     self.written.insert(key, outcome.clone());
@@ -215,7 +226,11 @@ impl Writer {
                 Err(e) => answers.push((i, Err(e))),
             }
         }
-        app.store.insert_memories(&rows)?;
+        tx.insert(&rows)?;
+        tx.commit()?;
+        for id in pins {
+            app.store.set_pinned(id, true)?;
+        }
         self.unwritten.clear();
         app.sync_index();
         for row in &rows {

@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
 use mira_core::tags::Tag;
 use mira_core::{classify, fingerprint, render, tags, tokens};
-use mira_store::{Edge, Embedding, NewMemory, RowFacts};
+use mira_store::{Edge, Embedding, MemoryReads, NewMemory, Parts, RowFacts};
 use relate::{relate, retraction_targets, Unwritten};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -183,22 +183,24 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
     })
 }
 
-/// The row of a new memory and what the store did: relations to earlier memories (stored, or
-/// earlier in the same `batch`), supersessions, retraction.
+/// The row of a new memory and what the store did: relations to earlier memories (stored, as
+/// `reads` sees them: the write transaction that will write it, or earlier in the same
+/// `batch`), supersessions, retraction.
 fn new_memory(
     app: &App,
+    reads: &dyn MemoryReads,
     p: Prepared,
     embedding: Vec<f32>,
     batch: &Unwritten,
 ) -> UseCaseResult<(NewMemory, StoreOutcome)> {
-    let (links, near) = relate(app, &p, &embedding, batch)?;
+    let (links, near) = relate(app, reads, &p, &embedding, batch)?;
     let mut superseded: Vec<MemoryId> = links
         .iter()
         .filter(|l| l.relation.supersedes())
         .map(|l| l.target)
         .collect();
     if let Some(explicit) = p.supersedes {
-        if app.store.load(explicit)?.is_none() {
+        if reads.get(explicit, Parts::NONE)?.is_none() {
             return Err(UseCaseError::NotFound(format!(
                 "supersedes: no memory has id {explicit}; take ids from mira_recall or mira_timeline"
             )));
@@ -207,7 +209,7 @@ fn new_memory(
     }
     superseded.sort();
     superseded.dedup();
-    let retracted = retraction_targets(app, &p.memory, &embedding, batch)?;
+    let retracted = retraction_targets(app, reads, &p.memory, &embedding, batch)?;
     let mut metadata = serde_json::Map::new();
     if let Some(n) = near {
         metadata.insert("near_duplicate_of".into(), n.to_string().into());
@@ -291,9 +293,13 @@ fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
 
 /// Stores one memory. An exact duplicate of a memory of the same wing returns that memory's id
 /// with `stored: false` and writes nothing (but pins it when `pinned` is asked for).
+///
+/// Relating and writing are one transaction holding the wing's write lock, so two stores into
+/// one wing, from any process or server, relate in one order or the other and never both
+/// against the same older state.
 pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
     let started = Instant::now();
-    let p = prepare(app, &req)?;
+    let mut p = prepare(app, &req)?;
     if let Some(dup) = duplicate(app, &p)? {
         return Ok(dup);
     }
@@ -301,8 +307,23 @@ pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
         Some(e) => e.embed(&p.memory.content).context("embedding failed")?,
         None => Vec::new(),
     };
-    let (new, outcome) = new_memory(app, p, embedding, &Unwritten::default())?;
-    app.store.insert_memory(&new)?;
+    let mut tx = app.store.begin_store(&[p.memory.wing.as_str()])?;
+    if req.created_at.is_none() {
+        // Stamped under the lock: a store that relates later is also later in time, so it
+        // sees (and may supersede) every memory stored before it.
+        p.memory.created_at = Utc::now();
+        p.fingerprint_tokens = tokens::count(&render::fingerprint_text(&p.memory)) as u32;
+    }
+    if tx.find_by_hash(&p.memory.wing, &p.content_hash)?.is_some() {
+        // Stored by another process since the check above.
+        drop(tx);
+        return duplicate(app, &p)?
+            .context("a duplicate vanished during a store")
+            .map_err(UseCaseError::from);
+    }
+    let (new, outcome) = new_memory(app, &*tx, p, embedding, &Unwritten::default())?;
+    tx.insert(std::slice::from_ref(&new))?;
+    tx.commit()?;
     app.sync_index();
     announce(app, &new);
     app.metrics.observe_store(started.elapsed().as_secs_f64());
