@@ -232,6 +232,45 @@ fn lexical_search_follows_writes_and_scopes_and_knows_the_day() {
 }
 
 #[test]
+fn postgres_dense_search_is_cosine_ordered_and_scoped() {
+    let Some(b) = crate::backends::postgres() else {
+        return;
+    };
+    let s = &*b.store;
+    let near = memory("Near the query.", "w", 1_000, 1);
+    let far = memory("Far from it.", "w", 2_000, 2);
+    let elsewhere = memory("Same vector, other wing.", "v", 3_000, 1);
+    let archived = memory("Same vector, archived.", "w", 4_000, 1);
+    s.insert_memories(&[near.clone(), far.clone(), elsewhere, archived.clone()])
+        .unwrap();
+    s.archive(
+        &ArchivePlan {
+            ids: vec![archived.memory.id],
+            now_ms: 5_000,
+            ..ArchivePlan::default()
+        },
+        false,
+    )
+    .unwrap();
+    let hits = s
+        .dense_search(&vector(1), 10, &Scope::wing("w"))
+        .unwrap()
+        .expect("PostgreSQL searches itself");
+    let ids: Vec<MemoryId> = hits.iter().map(|h| h.0).collect();
+    assert_eq!(ids, vec![near.memory.id, far.memory.id]);
+    assert!((hits[0].1 - 1.0).abs() < 1e-5, "{hits:?}");
+    assert!(hits[1].1 < hits[0].1);
+    assert!(
+        crate::backends::sqlite()
+            .store
+            .dense_search(&vector(1), 10, &Scope::all())
+            .unwrap()
+            .is_none(),
+        "SQLite leaves it to the index"
+    );
+}
+
+#[test]
 fn timeline_archive_unarchive_and_delete() {
     each(|b| {
         let s = &*b.store;
