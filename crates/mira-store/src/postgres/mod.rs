@@ -117,6 +117,8 @@ impl PgStore {
             .connection_timeout(opts.connect_timeout)
             .test_on_check_out(false)
             .connection_customizer(Box::new(Session))
+            // Each failed attempt is not logged: the error that ends the wait names the cause.
+            .error_handler(Box::new(r2d2::NopErrorHandler))
             .build(manager)
             .map_err(|e| StoreError::Unreachable {
                 location: location.clone(),
