@@ -239,6 +239,39 @@ fn concurrent_updates_of_one_fact_leave_one_current_version() {
     }
 }
 
+/// Two servers import the same batch at the same moment: each memory is written once (the
+/// second finds it under the wing's lock) and both answer with the same ids.
+#[test]
+fn concurrent_imports_of_one_batch_write_each_memory_once() {
+    use mira::usecases::store::{store_batch, StoreRequest};
+    for db in Db::each() {
+        let (a, b) = (db.hash_app(), db.hash_app());
+        let reqs: Vec<StoreRequest> = (0..60)
+            .map(|i| StoreRequest {
+                content: memory("I", i),
+                wing: "import".into(),
+                ..StoreRequest::default()
+            })
+            .collect();
+        let barrier = std::sync::Barrier::new(2);
+        let ids = |app: &mira::App| {
+            barrier.wait();
+            store_batch(app, reqs.clone())
+                .into_iter()
+                .map(|r| r.unwrap().id)
+                .collect::<Vec<_>>()
+        };
+        let (x, y) = std::thread::scope(|s| {
+            let x = s.spawn(|| ids(&a));
+            let y = s.spawn(|| ids(&b));
+            (x.join().unwrap(), y.join().unwrap())
+        });
+        let differ = x.iter().zip(&y).filter(|(a, b)| a != b).count();
+        assert_eq!(differ, 0, "{}: ids that differ between the two", db.name());
+        assert_eq!(a.store.stats().unwrap().memories, 60, "{}", db.name());
+    }
+}
+
 /// `clients` MCP sessions over HTTP, each calling tools in a loop for `run_for`; returns every
 /// call's tool and latency, and the seconds it took. Any error fails the test.
 fn http_load(clients: usize, run_for: Duration) -> (Vec<(&'static str, Duration)>, f64) {

@@ -13,7 +13,9 @@
 //! outcome (links, near duplicates, supersessions) is that of the same stores one by one.
 
 use super::relate::Unwritten;
-use super::{announce, duplicate, new_memory, prepare, Prepared, StoreOutcome, StoreRequest};
+use super::{
+    announce, duplicate, existing_copy, new_memory, prepare, Prepared, StoreOutcome, StoreRequest,
+};
 use crate::usecases::{UseCaseError, UseCaseResult};
 use crate::App;
 use anyhow::Context;
@@ -215,6 +217,21 @@ impl Writer {
                 };
                 answers.push((i, Ok(copy)));
                 continue;
+            }
+            // Stored by another process since the embedding stage looked.
+            match existing_copy(&*tx, &p) {
+                Ok(Some(dup)) => {
+                    if p.pinned {
+                        pins.push(dup.id);
+                    }
+                    answers.push((i, Ok(dup)));
+                    continue;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    answers.push((i, Err(e)));
+                    continue;
+                }
             }
             match new_memory(app, &*tx, p, v, &self.unwritten) {
                 Ok((new, outcome)) => {

@@ -261,17 +261,15 @@ fn new_memory(
     Ok((new, outcome))
 }
 
-fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
-    let Some(id) = app.store.find_by_hash(&p.memory.wing, &p.content_hash)? else {
+/// The answer to a store of `p` when its wing already has its content: the existing memory,
+/// nothing written (and nothing pinned: [`duplicate`] does that).
+fn existing_copy(reads: &dyn MemoryReads, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
+    let Some(id) = reads.find_by_hash(&p.memory.wing, &p.content_hash)? else {
         return Ok(None);
     };
-    let existing = app
-        .store
-        .load(id)?
+    let existing = reads
+        .get(id, Parts::NONE)?
         .with_context(|| format!("memory {id} vanished during a store"))?;
-    if p.pinned && app.store.set_pinned(id, true)? {
-        app.sync_index();
-    }
     let facts = existing.fact_count();
     let m = existing.memory;
     Ok(Some(StoreOutcome {
@@ -289,6 +287,18 @@ fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
         redacted: p.redacted,
         embedded: false,
     }))
+}
+
+/// [`existing_copy`] from the committed data, pinning the existing memory when `p` asks for a
+/// pin.
+fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
+    let dup = existing_copy(&*app.store, p)?;
+    if let Some(d) = &dup {
+        if p.pinned && app.store.set_pinned(d.id, true)? {
+            app.sync_index();
+        }
+    }
+    Ok(dup)
 }
 
 /// Stores one memory. An exact duplicate of a memory of the same wing returns that memory's id
@@ -314,12 +324,13 @@ pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
         p.memory.created_at = Utc::now();
         p.fingerprint_tokens = tokens::count(&render::fingerprint_text(&p.memory)) as u32;
     }
-    if tx.find_by_hash(&p.memory.wing, &p.content_hash)?.is_some() {
+    if let Some(dup) = existing_copy(&*tx, &p)? {
         // Stored by another process since the check above.
         drop(tx);
-        return duplicate(app, &p)?
-            .context("a duplicate vanished during a store")
-            .map_err(UseCaseError::from);
+        if p.pinned && app.store.set_pinned(dup.id, true)? {
+            app.sync_index();
+        }
+        return Ok(dup);
     }
     let (new, outcome) = new_memory(app, &*tx, p, embedding, &Unwritten::default())?;
     tx.insert(std::slice::from_ref(&new))?;
