@@ -29,12 +29,64 @@
 //! - Stored text is untrusted: bodies pass through [`crate::sanitize`], one-line fields have
 //!   line breaks and control characters turned into spaces.
 
-use crate::allocate::{ModeCosts, RenderMode, NOT_OFFERED};
 use crate::memory::{Memory, MemoryId, MemoryType};
 use crate::sanitize::{is_filtered, sanitize, single_line, FILTERED};
 use crate::tokens;
 use chrono::{DateTime, Utc};
 use std::fmt::Write as _;
+
+/// How a selected memory is rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RenderMode {
+    /// A one-line reference: short id, date, type and a few keywords.
+    Header,
+    /// The extracted facts on one line.
+    Fingerprint,
+    /// The original content.
+    Verbatim,
+}
+
+impl RenderMode {
+    /// The lower-case name used in structured results (`header`, `fingerprint`, `verbatim`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RenderMode::Header => "header",
+            RenderMode::Fingerprint => "fingerprint",
+            RenderMode::Verbatim => "verbatim",
+        }
+    }
+}
+
+impl std::fmt::Display for RenderMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The cost of a mode that is not offered: it never fits a budget.
+pub const NOT_OFFERED: u32 = u32::MAX;
+
+/// The exact token cost of a memory's section in each mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ModeCosts {
+    /// Cost of the header section.
+    pub header: u32,
+    /// Cost of the fingerprint section ([`NOT_OFFERED`] when it would not be worth showing).
+    pub fingerprint: u32,
+    /// Cost of the verbatim section.
+    pub verbatim: u32,
+}
+
+impl ModeCosts {
+    /// The cost of `mode`.
+    pub fn get(&self, mode: RenderMode) -> u32 {
+        match mode {
+            RenderMode::Header => self.header,
+            RenderMode::Fingerprint => self.fingerprint,
+            RenderMode::Verbatim => self.verbatim,
+        }
+    }
+}
 
 /// Version of the section format: section costs stored with a memory are valid only for the
 /// version they were computed with. Bump it whenever [`section`] renders differently.
@@ -370,7 +422,7 @@ pub fn context_block(frame: &Frame<'_>, sections: &[Placed]) -> (String, u32) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::fingerprint::Fingerprint;
+    use crate::memory::Fingerprint;
     use chrono::TimeZone;
     use uuid::Uuid;
 
