@@ -560,7 +560,7 @@ fn serve(
 
 /// `mira ui`: the memory browser on `addr`.
 fn browse(cli: &Cli, addr: &str, with_soul: bool) -> Result<ExitCode> {
-    let addr = crate::mcp::parse_addr(addr)?;
+    let addr = crate::serving::parse_addr(addr)?;
     let (mut config, source) = Config::load(cli.config.as_deref())?;
     config.soul.enabled |= with_soul;
     // SOUL's tables are made ready by its first operation (usecases::soul::ensure).
