@@ -5,6 +5,7 @@
 //! embedding model: it loads in the background and the first call that needs it waits for it.
 
 pub mod args;
+mod call;
 pub mod frame;
 mod http;
 mod server;
