@@ -16,6 +16,7 @@ mod lifecycle_timeline;
 mod mcp_common;
 mod mcp_http;
 mod mcp_stdio;
+mod module_graph;
 mod ops_http;
 mod recall_usecase;
 mod redaction;
