@@ -14,7 +14,7 @@ mod stdio;
 
 pub use server::{MiraServer, INSTRUCTIONS};
 
-use crate::config::McpConfig;
+use crate::config::{McpConfig, McpTransport};
 use crate::serving::{parse_addr, run_server};
 use crate::App;
 use anyhow::Result;
@@ -35,7 +35,7 @@ pub enum Transport {
 pub fn transport(config: &McpConfig, http: Option<Option<&str>>) -> Result<Transport> {
     let addr = match http {
         Some(addr) => addr.unwrap_or(&config.http.addr),
-        None if config.transport == "http" => &config.http.addr,
+        None if config.transport == McpTransport::Http => &config.http.addr,
         None => return Ok(Transport::Stdio),
     };
     parse_addr(addr).map(Transport::Http)
@@ -78,7 +78,7 @@ mod tests {
             Some(Transport::Http("127.0.0.1:9002".parse().expect("addr")))
         );
         assert!(transport(&c, Some(Some("nowhere"))).is_err());
-        c.transport = "http".into();
+        c.transport = McpTransport::Http;
         assert_eq!(transport(&c, None).ok(), Some(default));
     }
 }
