@@ -1,5 +1,6 @@
-//! Embedding throughput of `MiniLm` (texts/s) for short (~20 words) and long
-//! (~200 words) texts, one at a time and in batches of 32.
+//! Embedding throughput of `MiniLm` (texts/s), f32 and int8, for short (~20 words) and long
+//! (~200 words) texts: one at a time, four at a time (a recall's query variants) and in
+//! batches of 32.
 //!
 //! Needs the model (`scripts/fetch-model.sh`). Quick run:
 //! `cargo bench -p mira-embed -- --warm-up-time 2 --measurement-time 10 --sample-size 10`
@@ -7,7 +8,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use mira_embed::{resolve_model_dir, Embedder, MiniLm};
+use mira_embed::{resolve_model_dir, Embedder, MiniLm, ModelOptions, Precision};
 
 const WORDS: &[&str] = &[
     "we",
@@ -75,27 +76,39 @@ fn texts(count: usize, words: usize) -> Vec<String> {
 }
 
 fn bench(c: &mut Criterion) {
-    let model = MiniLm::load(&resolve_model_dir(None)).unwrap_or_else(|e| panic!("{e}"));
-    let mut group = c.benchmark_group("embed");
-    for (name, words) in [("short", 20), ("long", 200)] {
-        let set = texts(32, words);
-        let refs: Vec<&str> = set.iter().map(String::as_str).collect();
-
-        group.throughput(Throughput::Elements(1));
-        group.bench_with_input(BenchmarkId::new(name, "batch1"), &refs, |b, refs| {
-            let mut i = 0;
-            b.iter(|| {
-                i = (i + 1) % refs.len();
-                black_box(model.embed(black_box(refs[i])).expect("embed"))
-            })
-        });
-
-        group.throughput(Throughput::Elements(refs.len() as u64));
-        group.bench_with_input(BenchmarkId::new(name, "batch32"), &refs, |b, refs| {
-            b.iter(|| black_box(model.embed_batch(black_box(refs)).expect("embed_batch")))
-        });
+    for precision in Precision::ALL {
+        let options = ModelOptions {
+            precision,
+            ..ModelOptions::default()
+        };
+        let model =
+            MiniLm::load_with(&resolve_model_dir(None), &options).unwrap_or_else(|e| panic!("{e}"));
+        let mut group = c.benchmark_group(format!("embed_{precision}"));
+        for (name, words) in [("short", 20), ("long", 200)] {
+            let set = texts(32, words);
+            let refs: Vec<&str> = set.iter().map(String::as_str).collect();
+            for size in [1, 4, 32] {
+                if name == "long" && size == 4 {
+                    continue;
+                }
+                group.throughput(Throughput::Elements(size as u64));
+                group.bench_with_input(
+                    BenchmarkId::new(name, format!("batch{size}")),
+                    &refs,
+                    |b, refs| {
+                        let mut i = 0;
+                        b.iter(|| {
+                            i = (i + size) % refs.len();
+                            let end = (i + size).min(refs.len());
+                            black_box(model.embed_batch(black_box(&refs[end - size..end])))
+                                .expect("embed_batch")
+                        })
+                    },
+                );
+            }
+        }
+        group.finish();
     }
-    group.finish();
 }
 
 criterion_group!(benches, bench);

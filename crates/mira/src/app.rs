@@ -33,6 +33,9 @@ pub struct App {
     pub metrics: Arc<Metrics>,
     webhooks: Option<Dispatcher>,
     embedder: OnceLock<Arc<dyn Embedder>>,
+    /// Held while the model loads, so that callers arriving meanwhile wait for that load
+    /// instead of starting their own.
+    loading: Mutex<()>,
     factory: EmbedderFactory,
     query_cache: Mutex<lru::LruCache<String, Vec<f32>>>,
 }
@@ -49,9 +52,9 @@ impl App {
     /// Opens the store described by `config` (creating the storage directory and applying
     /// migrations). The embedding model is loaded on first use.
     pub fn open(config: Config, config_source: ConfigSource) -> Result<App> {
-        let dir = model_dir(&config);
+        let embeddings = config.embeddings.clone();
         let factory: EmbedderFactory = Box::new(move || {
-            let model = mira_embed::MiniLm::load(&dir)?;
+            let model = load_model(&embeddings)?;
             Ok(Arc::new(model) as Arc<dyn Embedder>)
         });
         Self::open_with(config, config_source, factory)
@@ -119,12 +122,17 @@ impl App {
             metrics,
             webhooks,
             embedder: OnceLock::new(),
+            loading: Mutex::new(()),
             factory,
         })
     }
 
-    /// The embedder, loading the model the first time.
+    /// The embedder, loading the model the first time (once, however many threads ask).
     pub fn embedder(&self) -> Result<Arc<dyn Embedder>> {
+        if let Some(e) = self.embedder.get() {
+            return Ok(e.clone());
+        }
+        let _loading = self.loading.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(e) = self.embedder.get() {
             return Ok(e.clone());
         }
@@ -219,6 +227,16 @@ fn spawn_cost_filler(store: Arc<Store>) {
 
 fn model_dir(config: &Config) -> PathBuf {
     mira_embed::resolve_model_dir(config.embeddings.model_dir.as_deref())
+}
+
+/// Loads the embedding model as `embeddings:` configures it (directory, precision, threads,
+/// batch size).
+pub fn load_model(embeddings: &crate::config::EmbeddingsConfig) -> Result<mira_embed::MiniLm> {
+    let dir = mira_embed::resolve_model_dir(embeddings.model_dir.as_deref());
+    Ok(mira_embed::MiniLm::load_with(
+        &dir,
+        &embeddings.model_options(),
+    )?)
 }
 
 /// Creates `dir` if needed and checks that files can be written in it.

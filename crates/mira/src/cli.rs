@@ -579,8 +579,7 @@ fn measuring(cli: &Cli, budget: u32) -> Result<(Config, std::sync::Arc<dyn mira_
             usecases::recall::MAX_BUDGET
         );
     }
-    let dir = mira_embed::resolve_model_dir(config.embeddings.model_dir.as_deref());
-    let model = std::sync::Arc::new(mira_embed::MiniLm::load(&dir)?);
+    let model = std::sync::Arc::new(crate::app::load_model(&config.embeddings)?);
     Ok((config, model))
 }
 

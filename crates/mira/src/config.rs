@@ -223,10 +223,15 @@ pub struct EmbeddingsConfig {
     pub model_dir: Option<PathBuf>,
     /// Embedding dimension (384 for all-MiniLM-L6-v2; other values are rejected).
     pub dimension: usize,
-    /// Texts per model call when storing or importing in batches.
+    /// Most texts per forward pass of the model (stores, imports and concurrent requests are
+    /// batched up to it).
     pub batch_size: usize,
     /// Capacity of the LRU cache of query embeddings.
     pub cache_size: usize,
+    /// The graph the model runs: `f32` (the reference vectors) or `int8` (quantised, faster).
+    pub precision: mira_embed::Precision,
+    /// Model threads (each runs its own forward passes); 0: one per core.
+    pub threads: usize,
 }
 impl Default for EmbeddingsConfig {
     fn default() -> Self {
@@ -234,8 +239,20 @@ impl Default for EmbeddingsConfig {
             current_model: "sentence-transformers/all-MiniLM-L6-v2".into(),
             model_dir: None,
             dimension: 384,
-            batch_size: 32,
+            batch_size: mira_embed::DEFAULT_BATCH_SIZE,
             cache_size: 1000,
+            precision: mira_embed::Precision::default(),
+            threads: 0,
+        }
+    }
+}
+impl EmbeddingsConfig {
+    /// How the model is run.
+    pub fn model_options(&self) -> mira_embed::ModelOptions {
+        mira_embed::ModelOptions {
+            precision: self.precision,
+            threads: self.threads,
+            batch_size: self.batch_size,
         }
     }
 }
@@ -791,6 +808,11 @@ impl Config {
         if let Some(p) = nonempty("MIRA_MODEL_DIR") {
             self.embeddings.model_dir = Some(PathBuf::from(p));
         }
+        if let Some(p) = nonempty("MIRA_EMBEDDINGS_PRECISION") {
+            self.embeddings.precision = p
+                .parse()
+                .map_err(|e| anyhow!("MIRA_EMBEDDINGS_PRECISION: {e}"))?;
+        }
         let flag = |k: &str| -> Result<Option<bool>> {
             match nonempty(k)
                 .as_deref()
@@ -846,6 +868,11 @@ impl Config {
             self.embeddings.cache_size >= 1,
             "embeddings.cache_size",
             "must be at least 1",
+        )?;
+        check(
+            self.embeddings.threads <= 256,
+            "embeddings.threads",
+            "must be in 0..=256 (0: every core)",
         )?;
         check(
             (1..=100_000).contains(&a.default_budget),
@@ -1216,6 +1243,17 @@ mod tests {
     }
 
     #[test]
+    fn embedding_precision_is_read_and_checked() {
+        let cfg = Config::from_yaml("embeddings:\n  precision: int8\n  threads: 1\n").unwrap();
+        assert_eq!(cfg.embeddings.precision, mira_embed::Precision::Int8);
+        assert_eq!(cfg.embeddings.model_options().threads, 1);
+        let err = Config::from_yaml("embeddings:\n  precision: fp16\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("embeddings.precision"), "{err}");
+    }
+
+    #[test]
     fn out_of_range_values_are_named() {
         let err = Config::from_yaml("allocator:\n  pinned_share: 3\n")
             .unwrap_err()
@@ -1237,9 +1275,15 @@ mod tests {
             "MIRA_STORAGE_PATH" => Some("/tmp/x".into()),
             "MIRA_MODEL_DIR" => Some("/tmp/m".into()),
             "MIRA_SOUL_ENABLED" => Some("true".into()),
+            "MIRA_EMBEDDINGS_PRECISION" => Some("int8".into()),
             _ => None,
         })
         .unwrap();
+        assert_eq!(cfg.embeddings.precision, mira_embed::Precision::Int8);
+        let err = cfg
+            .apply_env(|k| (k == "MIRA_EMBEDDINGS_PRECISION").then(|| "fp16".into()))
+            .unwrap_err();
+        assert!(err.to_string().contains("f32 or int8"), "{err}");
         assert_eq!(cfg.storage_dir(), PathBuf::from("/tmp/x"));
         assert_eq!(cfg.db_path(), PathBuf::from("/tmp/x/mira.db"));
         assert_eq!(cfg.embeddings.model_dir, Some(PathBuf::from("/tmp/m")));

@@ -410,7 +410,8 @@ pub fn loco_grid(base: RankParams) -> Vec<(String, RankParams)> {
     out
 }
 
-fn files(path: &Path) -> Result<Vec<PathBuf>> {
+/// The LoCoMo files of `path`: the file itself, or the folder's `.json` files in name order.
+pub(crate) fn files(path: &Path) -> Result<Vec<PathBuf>> {
     if path.is_file() {
         return Ok(vec![path.to_path_buf()]);
     }

@@ -313,6 +313,30 @@ impl Catalog {
             .collect()
     }
 
+    /// About `n` slots spread evenly over the memories within `filter` (all of them when the
+    /// scope holds fewer), without listing the whole scope when it fills most of the catalog.
+    pub fn sample(&self, filter: &SearchFilter, n: usize) -> Vec<u32> {
+        let Some(m) = self.matcher(filter) else {
+            return Vec::new();
+        };
+        let size = self.scope_size(filter);
+        if n == 0 || size == 0 {
+            return Vec::new();
+        }
+        // Stepping over every slot reaches about `n` of the scope when it is dense enough.
+        let step = (self.cards.len() / n).max(1);
+        let stepped: Vec<u32> = (0..self.cards.len() as u32)
+            .step_by(step)
+            .filter(|&s| self.in_scope(s, &m))
+            .collect();
+        if stepped.len() * 2 >= n.min(size) {
+            return stepped;
+        }
+        let scope = self.scope(filter);
+        let step = (scope.len() / n).max(1);
+        scope.into_iter().step_by(step).collect()
+    }
+
     /// BM25 scores of the memories within `filter` that share a term with `query` (unsorted);
     /// IDF is computed over the scope.
     pub fn lexical_scores(
@@ -486,5 +510,29 @@ mod tests {
         let s6 = c.slot_of(MemoryId::from_u128(6)).unwrap();
         assert_eq!(around(&c, s6, 1), vec![(None, None)]);
         assert!(around(&c, s6, 0).is_empty());
+    }
+
+    #[test]
+    fn samples_spread_over_the_scope() {
+        let mut c = Catalog::new();
+        for key in 0..1000u64 {
+            let wing = if key % 10 == 0 { "small" } else { "big" };
+            c.upsert(row(key, wing, None, key as i64, "text"));
+        }
+        let all = c.sample(&SearchFilter::default(), 100);
+        assert_eq!(all.len(), 100);
+        let big = c.sample(&SearchFilter::wing("big"), 100);
+        assert!((45..=100).contains(&big.len()), "{}", big.len());
+        assert!(big
+            .iter()
+            .all(|&s| c.card(s).is_some_and(|k| &*k.wing == "big")));
+        // A scope too sparse for stepping over the catalog is listed, then stepped.
+        let small = c.sample(&SearchFilter::wing("small"), 50);
+        assert_eq!(small.len(), 50);
+        assert!(small
+            .iter()
+            .all(|&s| c.card(s).is_some_and(|k| &*k.wing == "small")));
+        assert_eq!(c.sample(&SearchFilter::wing("small"), 500).len(), 100);
+        assert!(c.sample(&SearchFilter::wing("none"), 10).is_empty());
     }
 }

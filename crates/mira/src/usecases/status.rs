@@ -86,7 +86,8 @@ pub fn status(app: &App) -> UseCaseResult<Status> {
             ConfigSource::Defaults => "defaults".into(),
         },
         model: app.config.embeddings.current_model.clone(),
-        model_present: model_dir.join("model.safetensors").is_file(),
+        model_present: mira_embed::missing_file(&model_dir, app.config.embeddings.precision)
+            .is_none(),
         model_dir: model_dir.display().to_string(),
         uptime_secs: Some(app.started.elapsed().as_secs()),
         index: {

@@ -356,7 +356,9 @@ fn cursor_pagination_is_exact_within_the_same_millisecond() {
     // nothing else): a minute-precision cursor would skip or repeat some.
     let reqs: Vec<StoreRequest> = (0..30)
         .map(|i| StoreRequest {
-            content: format!("Fact number {i}: the queue depth limit is {i}00."),
+            // Distinct facts: values of one attribute would supersede each other (and leave
+            // the timeline), as they do when stored one by one.
+            content: format!("Entry {i} of the pagination check."),
             wing: "p".into(),
             memory_type: Some("fact".into()),
             created_at: Some(base() + Duration::seconds(if i < 25 { 0 } else { 60 + i })),

@@ -1,6 +1,7 @@
 //! The integration tests of `mira`, one binary: each module was a test file of its own.
 
 mod bad_input;
+mod batch_ingest;
 mod cli;
 mod common;
 mod concurrency;

@@ -2,7 +2,8 @@
 //! a store with part of a LoCoMo conversation, a search that shows what `mira recall` answers
 //! for the same query and budget, a memory's page, a causal link followed, the actions (pin,
 //! edit, archive, restore, forget, store), a stored `<script>` shown as text, the token asked
-//! once. The run writes screenshots of the main views to `docs/` (shown in the README).
+//! once. The run takes screenshots of the main views: into `docs/` (shown in the README) with
+//! `MIRA_UPDATE_SCREENSHOTS=1`, else into the target directory.
 //!
 //! Chromium and chromedriver come from `scripts/browser.sh` (Debian's packages); the test runs
 //! it when they are missing and skips, saying so, only when they cannot be installed.
@@ -132,9 +133,14 @@ fn locomo_slice(dir: &Path) -> PathBuf {
     path
 }
 
-/// Where the screenshots go.
+/// Where the screenshots go: `docs/` (shown in the README) with `MIRA_UPDATE_SCREENSHOTS=1`,
+/// else the target directory, so that a test run leaves the working tree as it was.
 fn docs() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs")
+    if std::env::var_os("MIRA_UPDATE_SCREENSHOTS").is_some_and(|v| v == "1") {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs")
+    } else {
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots")
+    }
 }
 
 /// Evaluates `js` (a function body returning a value) until it returns something truthy.

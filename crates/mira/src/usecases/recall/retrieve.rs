@@ -34,6 +34,9 @@ pub fn query_vector(app: &App, query: &str) -> anyhow::Result<Vec<f32>> {
     Ok(v)
 }
 
+/// Memories whose cosines estimate the mean and spread of a large scope's.
+const MOMENT_SAMPLE: usize = 2048;
+
 /// What ranking needs besides the index: the query, its vector (empty: lexical only) and the
 /// parameters.
 pub(super) struct RankInput<'a> {
@@ -154,12 +157,11 @@ impl<'v, 'a> Ranker<'v, 'a> {
             let hits = self.view.search(input.qvec, input.k, &input.filter);
             pool.extend(hits.iter().filter_map(|h| self.catalog.slot_of(h.id)));
             // Moments of the cosines over an even sample of the scope.
-            let scope = self.catalog.scope(&input.filter);
-            let step = (scope.len() / 2048).max(1);
-            let sample: Vec<f32> = scope
-                .iter()
-                .step_by(step)
-                .filter_map(|&s| self.cosine(s))
+            let sample: Vec<f32> = self
+                .catalog
+                .sample(&input.filter, MOMENT_SAMPLE)
+                .into_iter()
+                .filter_map(|s| self.cosine(s))
                 .collect();
             self.dense_moments = Moments::of(sample);
         }

@@ -23,6 +23,8 @@ use serde::Serialize;
 use std::collections::HashSet;
 use std::io::{BufRead, Write};
 use std::path::Path;
+use std::sync::mpsc::{Receiver, SyncSender};
+use std::thread::Scope;
 
 /// Writes every memory (of `wing`, or all) as JSON lines to `out`, oldest first, with the
 /// embeddings when `embeddings` is true. Returns how many were written.
@@ -74,12 +76,42 @@ pub struct ImportReport {
 
 /// Imports JSON lines from `input`. `progress` is called with the bytes read so far.
 /// Fails only when the store or the model does; bad lines end up in the report.
+///
+/// Lines are read, checked and embedded (in windows of [`WINDOW`] memories, sorted by length
+/// for the model) on the calling thread while another thread writes the previous window.
 pub fn import_jsonl(
     app: &App,
-    mut input: impl BufRead,
+    input: impl BufRead,
     progress: &mut dyn FnMut(u64),
 ) -> UseCaseResult<ImportReport> {
-    let mut job = Import::new(app);
+    std::thread::scope(|s| {
+        let (windows, received) = std::sync::mpsc::sync_channel(1);
+        let writer = s.spawn(|| restore_windows(app, received));
+        let read = read_lines(s, app, input, progress, windows);
+        let written = writer.join().unwrap_or_else(|_| {
+            Err(UseCaseError::Internal(anyhow::anyhow!(
+                "the import's writer thread panicked"
+            )))
+        });
+        // A failed write stops the reading too: its error is the one to report.
+        let (imported, links, dangling_links) = written?;
+        let mut report = read?;
+        report.imported = imported;
+        report.links = links;
+        report.dangling_links = dangling_links;
+        Ok(report)
+    })
+}
+
+/// Reads, checks and embeds the lines, sending each full window to the writer.
+fn read_lines<'s, 'a>(
+    scope: &'s Scope<'s, 'a>,
+    app: &'a App,
+    mut input: impl BufRead,
+    progress: &mut dyn FnMut(u64),
+    windows: SyncSender<Window>,
+) -> UseCaseResult<ImportReport> {
+    let mut job = Import::new(scope, app, windows);
     let now = chrono::Utc::now().timestamp_millis();
     let min_entity = app.config.extraction.min_entity_length;
     let (mut buf, mut line_no, mut read) = (Vec::new(), 0u64, 0u64);
@@ -122,7 +154,8 @@ pub fn import_jsonl(
         }
         progress(read);
     }
-    job.finish()
+    job.flush()?;
+    Ok(job.report)
 }
 
 /// Imports a LoCoMo conversation file: one session note per turn in `wing` (default
@@ -156,25 +189,43 @@ pub fn import_locomo(app: &App, path: &Path, wing: Option<&str>) -> UseCaseResul
     Ok(report)
 }
 
-/// The state of a JSONL import: the batch being filled and the relations still waiting.
-struct Import<'a> {
+/// Memories per window of a JSONL import: embedded in one call (sorted by length there) and
+/// written in one transaction.
+const WINDOW: usize = crate::usecases::store::WINDOW;
+
+/// A window of the import, ready to write.
+struct Window {
+    memories: Vec<RestoreMemory>,
+    /// Relations read with these memories (they wait until both of their ends exist).
+    relations: Vec<Relation>,
+}
+
+/// The reading side of a JSONL import: the window being filled and what was seen.
+struct Import<'s, 'a> {
+    scope: &'s Scope<'s, 'a>,
+    /// Whether the model is loading (or loaded): started by the first line to embed.
+    model_asked: bool,
     app: &'a App,
     batch: Vec<Parsed>,
     relations: Vec<Relation>,
     seen_ids: HashSet<MemoryId>,
     seen_content: HashSet<(String, String)>,
     report: ImportReport,
+    windows: SyncSender<Window>,
 }
 
-impl<'a> Import<'a> {
-    fn new(app: &'a App) -> Self {
+impl<'s, 'a> Import<'s, 'a> {
+    fn new(scope: &'s Scope<'s, 'a>, app: &'a App, windows: SyncSender<Window>) -> Self {
         Import {
+            scope,
+            model_asked: false,
             app,
             batch: Vec::new(),
             relations: Vec::new(),
             seen_ids: HashSet::new(),
             seen_content: HashSet::new(),
             report: ImportReport::default(),
+            windows,
         }
     }
 
@@ -205,21 +256,33 @@ impl<'a> Import<'a> {
         }
         self.seen_ids.insert(r.id);
         self.seen_content.insert(content_key);
+        if !self.model_asked && self.needs_embedding(&p) {
+            // The model loads while the window fills (an error comes again from the
+            // embedding itself).
+            self.model_asked = true;
+            let app = self.app;
+            self.scope.spawn(move || app.embedder().map(|_| ()));
+        }
         self.batch.push(p);
-        if self.batch.len() >= self.app.config.embeddings.batch_size.max(1) {
+        if self.batch.len() >= WINDOW {
             self.flush()?;
         }
         Ok(())
     }
 
-    /// Embeds what has no usable embedding, writes the batch and the relations whose two
-    /// memories exist, and indexes what is not archived.
+    /// Whether `p` has no embedding of the current model.
+    fn needs_embedding(&self, p: &Parsed) -> bool {
+        let model = &self.app.config.embeddings.current_model;
+        p.embedding.as_ref().is_none_or(|e| &e.model != model)
+    }
+
+    /// Embeds what has no usable embedding and hands the window to the writer.
     fn flush(&mut self) -> UseCaseResult<()> {
         let batch = std::mem::take(&mut self.batch);
         let model = &self.app.config.embeddings.current_model;
         let missing: Vec<&str> = batch
             .iter()
-            .filter(|p| p.embedding.as_ref().is_none_or(|e| &e.model != model))
+            .filter(|p| self.needs_embedding(p))
             .map(|p| p.record.content.as_str())
             .collect();
         let mut fresh = if missing.is_empty() {
@@ -232,7 +295,7 @@ impl<'a> Import<'a> {
         }
         .into_iter();
         self.report.embedded += missing.len() as u64;
-        let memories: Vec<RestoreMemory> = batch
+        let memories = batch
             .into_iter()
             .map(|p| {
                 let embedding = match p.embedding {
@@ -248,30 +311,35 @@ impl<'a> Import<'a> {
                 }
             })
             .collect();
-        let out = self
-            .app
-            .store
-            .restore_batch(&memories, &self.relations)
-            .with_context(|| {
-                format!(
-                    "import stopped after {} memories were written",
-                    self.report.imported
-                )
-            })?;
-        self.report.imported += memories.len() as u64;
-        self.app.sync_index();
-        let mut resolved = out.resolved.into_iter();
-        let before = self.relations.len();
-        self.relations.retain(|_| !resolved.next().unwrap_or(false));
-        self.report.links += (before - self.relations.len()) as u64;
+        let window = Window {
+            memories,
+            relations: std::mem::take(&mut self.relations),
+        };
+        // A closed channel means the writer failed: `import_jsonl` reports its error.
+        let _ = self.windows.send(window);
         Ok(())
     }
+}
 
-    fn finish(mut self) -> UseCaseResult<ImportReport> {
-        self.flush()?;
-        self.report.dangling_links = self.relations.len() as u64;
-        Ok(self.report)
+/// The writing side: each window in one transaction with the relations whose two memories
+/// exist, then indexed. Returns (memories written, relations resolved, relations left).
+fn restore_windows(app: &App, windows: Receiver<Window>) -> UseCaseResult<(u64, u64, u64)> {
+    let (mut imported, mut links) = (0u64, 0u64);
+    let mut relations: Vec<Relation> = Vec::new();
+    for window in windows {
+        relations.extend(window.relations);
+        let out = app
+            .store
+            .restore_batch(&window.memories, &relations)
+            .with_context(|| format!("import stopped after {imported} memories were written"))?;
+        imported += window.memories.len() as u64;
+        app.sync_index();
+        let mut resolved = out.resolved.into_iter();
+        let before = relations.len();
+        relations.retain(|_| !resolved.next().unwrap_or(false));
+        links += (before - relations.len()) as u64;
     }
+    Ok((imported, links, relations.len() as u64))
 }
 
 /// The text summary of an import.

@@ -7,8 +7,13 @@
 //! recall with fresh query embeddings (each distinct question once: the real model runs)
 //! and cached ones (the same questions again), single stores with the real model, and a lower
 //! bound: an exact dot-product scan over all N vectors plus one SQLite FTS5 lookup, which any
-//! hybrid recall must at least do. Figures are medians and percentiles of one run; compare runs
+//! hybrid recall must at least do. Before the sizes, [`ingest`] measures how fast memories go
+//! in (the first LoCoMo conversation of `--data`, else 600 built-in notes, into a fresh store)
+//! against embedding the same texts alone, and the latency of embedding one text and a
+//! question's expansion variants. Figures are medians and percentiles of one run; compare runs
 //! of the same command, not across machines.
+
+pub mod ingest;
 
 use crate::usecases::clear::{clear, ClearRequest, ClearScope};
 use crate::usecases::recall::{query_vector, recall, RecallRequest};
@@ -98,6 +103,8 @@ pub struct SizeReport {
 /// Every size measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct BenchReport {
+    /// Ingest throughput and embedding latency.
+    pub ingest: ingest::IngestReport,
     /// Questions asked per pass.
     pub queries: usize,
     /// Recall budget.
@@ -130,6 +137,13 @@ pub fn run(base: &Config, model: Arc<dyn Embedder>, opts: &BenchOptions) -> Resu
     }
     let (texts, questions) = corpus(opts.data.as_deref())?;
     let questions: Vec<String> = questions.into_iter().cycle().take(opts.queries).collect();
+    let ingest = ingest::measure(
+        base,
+        model.clone(),
+        &opts.cache_dir.join("ingest"),
+        ingest_requests(opts.data.as_deref(), &texts)?,
+        &questions[..questions.len().min(100)],
+    )?;
     let base_vectors = base_embeddings(&model, &texts, &opts.cache_dir)?;
     let mut sizes = Vec::new();
     for &n in &opts.sizes {
@@ -141,6 +155,7 @@ pub fn run(base: &Config, model: Arc<dyn Embedder>, opts: &BenchOptions) -> Resu
         sizes.push(measure(&app, n, &questions, opts.budget)?);
     }
     Ok(BenchReport {
+        ingest,
         queries: questions.len(),
         budget: opts.budget,
         sizes,
@@ -149,7 +164,8 @@ pub fn run(base: &Config, model: Arc<dyn Embedder>, opts: &BenchOptions) -> Resu
 
 /// The table printed without `--json`.
 pub fn render_table(r: &BenchReport) -> String {
-    let mut out = format!(
+    let mut out = ingest::render(&r.ingest);
+    out += &format!(
         "{:>8} {:>6} {:>9} {:>22} {:>22} {:>9} {:>6}\n",
         "memories",
         "index",
@@ -184,16 +200,7 @@ fn corpus(data: Option<&Path>) -> Result<(Vec<String>, Vec<String>)> {
     let Some(dir) = data else {
         return Ok(builtin_corpus());
     };
-    let mut files: Vec<PathBuf> = if dir.is_dir() {
-        std::fs::read_dir(dir)
-            .with_context(|| format!("cannot read {}", dir.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "json"))
-            .collect()
-    } else {
-        vec![dir.to_path_buf()]
-    };
-    files.sort();
+    let files = crate::eval::files(dir)?;
     let (mut texts, mut questions) = (Vec::new(), Vec::new());
     for f in &files {
         let conv = crate::eval::parse_conversation(f)?;
@@ -209,6 +216,28 @@ fn corpus(data: Option<&Path>) -> Result<(Vec<String>, Vec<String>)> {
         );
     }
     Ok((texts, questions))
+}
+
+/// Memories built-in notes contribute to the ingest figure.
+const BUILTIN_INGEST: usize = 600;
+
+/// What the ingest figure stores: the turns of the first LoCoMo conversation of `data`, in
+/// order, as `mira import --format locomo` stores them; else the first built-in notes.
+fn ingest_requests(data: Option<&Path>, builtin: &[String]) -> Result<Vec<StoreRequest>> {
+    const WING: &str = "bench-ingest";
+    let Some(dir) = data else {
+        return Ok(builtin
+            .iter()
+            .take(BUILTIN_INGEST)
+            .map(|t| StoreRequest {
+                content: t.clone(),
+                wing: WING.into(),
+                ..StoreRequest::default()
+            })
+            .collect());
+    };
+    let first = crate::eval::files(dir)?.remove(0);
+    Ok(crate::eval::parse_conversation(&first)?.store_requests(WING))
 }
 
 /// 2,400 notes an agent could store about a project, and questions about them.

@@ -1,16 +1,22 @@
 //! The store use case: validate, classify, extract the fingerprint, count tokens, embed, detect
-//! causal links and duplicates, tag, and write everything in one transaction.
+//! causal links and duplicates, tag, and write everything in one transaction; [`store_batch`]
+//! does the same for many memories, with the model and the database working side by side.
+
+mod batch;
+mod relate;
+
+pub use batch::store_batch;
+pub(crate) use batch::WINDOW;
 
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::webhooks::{EventKind, MemoryEvent};
 use crate::App;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
-use mira_core::causal::{self, CausalCandidate, CausalParams};
 use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
-use mira_core::{classify, fingerprint, lexical, render, retract, slots, tags, tokens};
-use mira_store::index::{unit_cosine, SearchFilter};
+use mira_core::{classify, fingerprint, render, tags, tokens};
 use mira_store::{NewEdge, NewMemory, NewTag};
+use relate::{relate, retraction_targets, Unwritten};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::time::Instant;
@@ -175,139 +181,15 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
     })
 }
 
-/// Causal links and near-duplicate detection against earlier memories of the wing.
-fn relate(
-    app: &App,
-    p: &Prepared,
-    embedding: &[f32],
-) -> UseCaseResult<(Vec<LinkOutcome>, Option<MemoryId>)> {
-    let x = &app.config.extraction;
-    let since = p.memory.created_at - chrono::Duration::days(x.causal_max_days as i64);
-    let recent =
-        app.store
-            .recent_in_wing(&p.memory.wing, since.timestamp_millis(), x.causal_lookback)?;
-    let now_ms = p.memory.created_at.timestamp_millis();
-    let entities: Vec<String> = p
-        .tags
-        .iter()
-        .filter(|t| t.kind == "entity")
-        .map(|t| t.tag.clone())
-        .collect();
-    let candidates: Vec<CausalCandidate> = recent
-        .iter()
-        .filter(|r| r.created_at <= now_ms)
-        .map(|r| CausalCandidate {
-            id: r.id,
-            similarity: unit_cosine(&r.embedding, embedding),
-            age_days: (now_ms - r.created_at) as f64 / 86_400_000.0,
-            shared_entities: r.entities.iter().filter(|e| entities.contains(e)).count(),
-        })
-        .collect();
-    let near = candidates
-        .iter()
-        .filter(|c| c.similarity >= x.near_duplicate_threshold)
-        .max_by(|a, b| a.similarity.total_cmp(&b.similarity))
-        .map(|c| c.id);
-    let params = CausalParams {
-        min_similarity: x.causal_min_similarity,
-        ..CausalParams::default()
-    };
-    let links = causal::link(
-        &causal::detect_cues(&p.memory.content),
-        &candidates,
-        &params,
-    )
-    .into_iter()
-    .map(|l| LinkOutcome {
-        target: l.target,
-        relation: l.relation,
-        confidence: l.confidence,
-    })
-    .collect();
-    Ok((with_slot_updates(app, &p.memory, links)?, near))
-}
-
-/// Below this similarity to the request, a memory naming none of its words is not retracted.
-const RETRACT_SIMILARITY: f32 = 0.6;
-/// Below this similarity, not even a memory sharing a word with the request is retracted.
-const RETRACT_MIN_SIMILARITY: f32 = 0.2;
-
-/// The memory a retraction request in `m` names ([`retract::retraction_terms`]): the most
-/// similar current memory of the wing among the first five that shares one of its words (or
-/// is very similar); none when nothing fits.
-fn retraction_targets(app: &App, m: &Memory, embedding: &[f32]) -> UseCaseResult<Vec<MemoryId>> {
-    let terms: Vec<String> = retract::retraction_terms(&m.content)
-        .iter()
-        .flat_map(|t| lexical::terms(t))
-        .collect();
-    if terms.is_empty() {
-        return Ok(Vec::new());
-    }
-    app.sync_index();
-    let hits = app.index.search(embedding, 5, &SearchFilter::wing(&m.wing));
-    let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).collect();
-    let memories = app.store.memories(&ids)?;
-    let named = hits.iter().find(|h| {
-        memories.get(&h.id).is_some_and(|old| {
-            let shares = lexical::terms(&old.content)
-                .iter()
-                .any(|w| terms.contains(w));
-            !old.archived
-                && old.superseded_by.is_none()
-                && ((shares && h.similarity >= RETRACT_MIN_SIMILARITY)
-                    || h.similarity >= RETRACT_SIMILARITY)
-        })
-    });
-    Ok(named.map(|h| vec![h.id]).unwrap_or_default())
-}
-
-/// Confidence of an update found by slots (the same subject and attribute, another value).
-const SLOT_UPDATE_CONFIDENCE: f32 = 0.9;
-
-/// Adds an `updates` link to each current memory of the wing whose slots `m` supersedes
-/// ([`slots::supersedes`]); a weaker link already there becomes the update.
-fn with_slot_updates(
-    app: &App,
-    m: &Memory,
-    mut links: Vec<LinkOutcome>,
-) -> UseCaseResult<Vec<LinkOutcome>> {
-    let new = slots::slots(&m.content);
-    let mut attributes: Vec<String> = new.iter().map(|s| s.attribute.clone()).collect();
-    attributes.sort();
-    attributes.dedup();
-    let mut held: std::collections::BTreeMap<MemoryId, Vec<slots::Slot>> = Default::default();
-    for (id, slot) in
-        app.store
-            .slot_holders(&m.wing, &attributes, m.created_at.timestamp_millis())?
-    {
-        held.entry(id).or_default().push(slot);
-    }
-    for (id, old) in held {
-        if id == m.id || !slots::supersedes(&new, &old) {
-            continue;
-        }
-        match links.iter_mut().find(|l| l.target == id) {
-            Some(l) if l.relation.supersedes() => {}
-            Some(l) => {
-                l.relation = RelationType::Updates;
-                l.confidence = l.confidence.max(SLOT_UPDATE_CONFIDENCE);
-            }
-            None => links.push(LinkOutcome {
-                target: id,
-                relation: RelationType::Updates,
-                confidence: SLOT_UPDATE_CONFIDENCE,
-            }),
-        }
-    }
-    Ok(links)
-}
-
+/// The row of a new memory and what the store did: relations to earlier memories (stored, or
+/// earlier in the same `batch`), supersessions, retraction.
 fn new_memory(
     app: &App,
     p: Prepared,
     embedding: Vec<f32>,
+    batch: &Unwritten,
 ) -> UseCaseResult<(NewMemory, StoreOutcome)> {
-    let (links, near) = relate(app, &p, &embedding)?;
+    let (links, near) = relate(app, &p, &embedding, batch)?;
     let mut superseded: Vec<MemoryId> = links
         .iter()
         .filter(|l| l.relation.supersedes())
@@ -323,7 +205,7 @@ fn new_memory(
     }
     superseded.sort();
     superseded.dedup();
-    let retracted = retraction_targets(app, &p.memory, &embedding)?;
+    let retracted = retraction_targets(app, &p.memory, &embedding, batch)?;
     let mut metadata = serde_json::Map::new();
     if let Some(n) = near {
         metadata.insert("near_duplicate_of".into(), n.to_string().into());
@@ -407,7 +289,7 @@ pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
         .embedder()?
         .embed(&p.memory.content)
         .context("embedding failed")?;
-    let (new, outcome) = new_memory(app, p, embedding)?;
+    let (new, outcome) = new_memory(app, p, embedding, &Unwritten::default())?;
     app.store.insert_memory(&new)?;
     app.sync_index();
     announce(app, &new);
@@ -427,98 +309,6 @@ fn announce(app: &App, new: &NewMemory) {
         );
         events
     });
-}
-
-/// Stores many memories: invalid ones get their error, the others are embedded in batches of
-/// `embeddings.batch_size` and written one batch per transaction. Results are in input order.
-pub fn store_batch(app: &App, reqs: Vec<StoreRequest>) -> Vec<UseCaseResult<StoreOutcome>> {
-    let mut results: Vec<Option<UseCaseResult<StoreOutcome>>> =
-        (0..reqs.len()).map(|_| None).collect();
-    let mut pending: Vec<(usize, Prepared)> = Vec::new();
-    for (i, req) in reqs.iter().enumerate() {
-        match prepare(app, req) {
-            Ok(p) => pending.push((i, p)),
-            Err(e) => results[i] = Some(Err(e)),
-        }
-    }
-    let batch_size = app.config.embeddings.batch_size.max(1);
-    let mut chunks = Vec::new();
-    while !pending.is_empty() {
-        let rest = pending.split_off(batch_size.min(pending.len()));
-        chunks.push(std::mem::replace(&mut pending, rest));
-    }
-    for chunk in chunks {
-        if let Err(e) = store_chunk(app, chunk, &mut results) {
-            for slot in results.iter_mut().filter(|r| r.is_none()) {
-                *slot = Some(Err(UseCaseError::Internal(anyhow::anyhow!("{e:#}"))));
-            }
-            break;
-        }
-    }
-    results
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(UseCaseError::Internal(anyhow::anyhow!("not stored")))))
-        .collect()
-}
-
-fn store_chunk(
-    app: &App,
-    chunk: Vec<(usize, Prepared)>,
-    results: &mut [Option<UseCaseResult<StoreOutcome>>],
-) -> anyhow::Result<()> {
-    // Duplicates of rows written by earlier chunks (or earlier calls) are answered without embedding.
-    let mut fresh = Vec::with_capacity(chunk.len());
-    for (i, p) in chunk {
-        match duplicate(app, &p) {
-            Ok(Some(dup)) => results[i] = Some(Ok(dup)),
-            Ok(None) => fresh.push((i, p)),
-            Err(e) => results[i] = Some(Err(e)),
-        }
-    }
-    let chunk = fresh;
-    let texts: Vec<&str> = chunk
-        .iter()
-        .map(|(_, p)| p.memory.content.as_str())
-        .collect();
-    let vectors = app
-        .embedder()?
-        .embed_batch(&texts)
-        .context("embedding failed")?;
-    let mut rows = Vec::new();
-    let mut outcomes = Vec::new();
-    let mut seen_in_chunk: std::collections::HashMap<(String, String), MemoryId> =
-        Default::default();
-    for ((i, p), v) in chunk.into_iter().zip(vectors) {
-        // Exact duplicates inside the same batch are not visible to the database yet.
-        let key = (p.memory.wing.clone(), p.content_hash.clone());
-        if let Some(first) = seen_in_chunk.get(&key) {
-            let mut dup = outcomes
-                .iter()
-                .find(|(_, o): &&(usize, StoreOutcome)| o.id == *first)
-                .map(|(_, o)| o.clone())
-                .context("duplicate bookkeeping")?;
-            dup.stored = false;
-            results[i] = Some(Ok(dup));
-            continue;
-        }
-        match new_memory(app, p, v) {
-            Ok((new, outcome)) => {
-                seen_in_chunk.insert(key, outcome.id);
-                rows.push(new);
-                outcomes.push((i, outcome));
-            }
-            Err(e) => results[i] = Some(Err(e)),
-        }
-    }
-    app.store.insert_memories(&rows)?;
-    app.sync_index();
-    for row in &rows {
-        announce(app, row);
-    }
-    for (i, o) in outcomes {
-        results[i] = Some(Ok(o));
-    }
-    Ok(())
 }
 
 /// The text form of a store outcome (the reference's lines, plus links).

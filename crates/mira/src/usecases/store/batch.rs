@@ -1,0 +1,207 @@
+//! Many stores at once (`mira import --format locomo`, `mira eval`, the MCP batch): three
+//! threads in a pipeline, one window of requests at a time.
+//!
+//! 1. **prepare** (own thread): validation, redaction, type, fingerprint, tags, token counts;
+//! 2. **embed** (the calling thread): skips what the database already has, then embeds the
+//!    window's texts in one call, which sorts them by token count so that each forward pass
+//!    pads little;
+//! 3. **write** (own thread): relates each memory in input order to the earlier ones, those of
+//!    the database and those of the batch not yet written ([`Unwritten`]), then writes the
+//!    window in one transaction.
+//!
+//! So the model embeds window k+1 while window k is written and window k+2 prepared, and the
+//! outcome (links, near duplicates, supersessions) is that of the same stores one by one.
+
+use super::relate::Unwritten;
+use super::{announce, duplicate, new_memory, prepare, Prepared, StoreOutcome, StoreRequest};
+use crate::usecases::{UseCaseError, UseCaseResult};
+use crate::App;
+use anyhow::Context;
+use mira_embed::Embedder;
+use mira_store::NewMemory;
+use std::collections::HashMap;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+/// Requests per window: the texts sorted together for embedding, and written in one
+/// transaction.
+pub(crate) const WINDOW: usize = 256;
+
+/// The result of request `.0`.
+type Answer = (usize, UseCaseResult<StoreOutcome>);
+
+/// A window's memories to write, in input order, with their embeddings.
+type Embedded = Vec<(usize, Prepared, Vec<f32>)>;
+
+/// Stores many memories: invalid ones get their error, exact duplicates (in the database or
+/// earlier in the batch) the id of the memory they repeat, the others are written one window
+/// per transaction. Results are in input order. A failure of the model or the database stops
+/// the batch: what was not written gets that error.
+pub fn store_batch(app: &App, reqs: Vec<StoreRequest>) -> Vec<UseCaseResult<StoreOutcome>> {
+    let n = reqs.len();
+    let mut results: Vec<Option<UseCaseResult<StoreOutcome>>> = (0..n).map(|_| None).collect();
+    let failure = std::thread::scope(|s| {
+        let (prepared_tx, prepared_rx) = sync_channel(1);
+        let (embedded_tx, embedded_rx) = sync_channel(1);
+        s.spawn(|| prepare_windows(app, &reqs, prepared_tx));
+        let writer = s.spawn(|| write_windows(app, embedded_rx));
+        let (mut answers, embed_failure) = embed_windows(app, prepared_rx, embedded_tx);
+        let (written, write_failure) = writer.join().unwrap_or_else(|_| {
+            (
+                Vec::new(),
+                Some(anyhow::anyhow!("the writer thread panicked")),
+            )
+        });
+        answers.extend(written);
+        for (i, r) in answers {
+            results[i] = Some(r);
+        }
+        embed_failure.or(write_failure)
+    });
+    let failure = failure.map(|e| format!("{e:#}"));
+    results
+        .into_iter()
+        .map(|r| {
+            r.unwrap_or_else(|| {
+                let why = failure.as_deref().unwrap_or("not stored");
+                Err(UseCaseError::Internal(anyhow::anyhow!("{why}")))
+            })
+        })
+        .collect()
+}
+
+/// Stage 1: prepares each window and hands it on; stops when the next stage has.
+fn prepare_windows(
+    app: &App,
+    reqs: &[StoreRequest],
+    out: SyncSender<Vec<(usize, UseCaseResult<Prepared>)>>,
+) {
+    for (w, window) in reqs.chunks(WINDOW).enumerate() {
+        let prepared = window
+            .iter()
+            .enumerate()
+            .map(|(k, req)| (w * WINDOW + k, prepare(app, req)))
+            .collect();
+        if out.send(prepared).is_err() {
+            return;
+        }
+    }
+}
+
+/// Stage 2: answers invalid requests and duplicates of stored memories, embeds the rest.
+fn embed_windows(
+    app: &App,
+    input: Receiver<Vec<(usize, UseCaseResult<Prepared>)>>,
+    out: SyncSender<Embedded>,
+) -> (Vec<Answer>, Option<anyhow::Error>) {
+    let mut answers = Vec::new();
+    let embedder = match app.embedder() {
+        Ok(e) => e,
+        Err(e) => return (answers, Some(e)),
+    };
+    for window in input {
+        let mut fresh = Vec::with_capacity(window.len());
+        for (i, prepared) in window {
+            match prepared.and_then(|p| Ok((duplicate(app, &p)?, p))) {
+                Ok((Some(dup), _)) => answers.push((i, Ok(dup))),
+                Ok((None, p)) => fresh.push((i, p)),
+                Err(e) => answers.push((i, Err(e))),
+            }
+        }
+        let texts: Vec<&str> = fresh
+            .iter()
+            .map(|(_, p)| p.memory.content.as_str())
+            .collect();
+        let vectors = match embedder.embed_batch(&texts).context("embedding failed") {
+            Ok(v) => v,
+            Err(e) => return (answers, Some(e)),
+        };
+        let embedded = fresh
+            .into_iter()
+            .zip(vectors)
+            .map(|((i, p), v)| (i, p, v))
+            .collect();
+        if out.send(embedded).is_err() {
+            break;
+        }
+    }
+    (answers, None)
+}
+
+/// Stage 3: relates and writes each window in input order, one transaction per window.
+fn write_windows(app: &App, input: Receiver<Embedded>) -> (Vec<Answer>, Option<anyhow::Error>) {
+    let mut answers = Vec::new();
+    let mut writer = Writer::default();
+    for window in input {
+        if let Err(e) = writer.write(app, window, &mut answers) {
+            return (answers, Some(e));
+        }
+    }
+    (answers, None)
+}
+
+/// What the write stage keeps between windows.
+#[derive(Default)]
+struct Writer {
+    /// The memories of the window being written.
+    unwritten: Unwritten,
+    /// Every memory written by this batch, by (wing, content hash): later copies in the batch
+    /// are its duplicates.
+    written: HashMap<(String, String), StoreOutcome>,
+}
+
+impl Writer {
+    fn write(
+        &mut self,
+        app: &App,
+        window: Embedded,
+        answers: &mut Vec<Answer>,
+    ) -> anyhow::Result<()> {
+        let mut rows = Vec::with_capacity(window.len());
+        let mut outcomes = Vec::with_capacity(window.len());
+        for (i, p, v) in window {
+            let key = (p.memory.wing.clone(), p.content_hash.clone());
+            if let Some(first) = self.written.get(&key) {
+                // As a store of a copy answers: the first's id, nothing written but a pin.
+                if p.pinned {
+                    match rows
+                        .iter_mut()
+                        .find(|r: &&mut NewMemory| r.memory.id == first.id)
+                    {
+                        Some(row) => row.pinned = true,
+                        None => {
+                            app.store.set_pinned(first.id, true)?;
+                        }
+                    }
+                }
+                let copy = StoreOutcome {
+                    stored: false,
+                    near_duplicate_of: None,
+                    links: Vec::new(),
+                    superseded: Vec::new(),
+                    retracted: Vec::new(),
+                    redacted: p.redacted,
+                    ..first.clone()
+                };
+                answers.push((i, Ok(copy)));
+                continue;
+            }
+            match new_memory(app, p, v, &self.unwritten) {
+                Ok((new, outcome)) => {
+                    self.unwritten.add(&new);
+                    self.written.insert(key, outcome.clone());
+                    outcomes.push((i, Ok(outcome)));
+                    rows.push(new);
+                }
+                Err(e) => answers.push((i, Err(e))),
+            }
+        }
+        app.store.insert_memories(&rows)?;
+        self.unwritten.clear();
+        app.sync_index();
+        for row in &rows {
+            announce(app, row);
+        }
+        answers.extend(outcomes);
+        Ok(())
+    }
+}

@@ -1,0 +1,267 @@
+//! How a new memory relates to the earlier ones of its wing: causal links, near duplicate,
+//! updates by slot, the memory a retraction request names. Earlier memories are those in the
+//! database and those of the same batch not yet written ([`Unwritten`]), so a batch relates
+//! its memories exactly as the same stores one by one would, whatever its size.
+
+use super::{LinkOutcome, Prepared, UseCaseResult};
+use crate::App;
+use mira_core::causal::{self, CausalCandidate, CausalParams};
+use mira_core::memory::{Memory, MemoryId, RelationType};
+use mira_core::{lexical, retract, slots};
+use mira_store::index::{unit_cosine, SearchFilter};
+use mira_store::NewMemory;
+use std::collections::{BTreeMap, HashSet};
+
+/// A memory of the batch being written, as relating the next ones needs it.
+struct UnwrittenMemory {
+    id: MemoryId,
+    wing: String,
+    content: String,
+    created_at: i64,
+    embedding: Vec<f32>,
+    entities: Vec<String>,
+    slots: Vec<slots::Slot>,
+}
+
+/// The memories of a batch that are related but not yet committed, and what they did to
+/// earlier memories (superseded, retracted).
+#[derive(Default)]
+pub(super) struct Unwritten {
+    memories: Vec<UnwrittenMemory>,
+    superseded: HashSet<MemoryId>,
+    archived: HashSet<MemoryId>,
+}
+
+impl Unwritten {
+    /// Records a memory about to be written with the rest of its batch.
+    pub(super) fn add(&mut self, new: &NewMemory) {
+        let m = &new.memory;
+        self.memories.push(UnwrittenMemory {
+            id: m.id,
+            wing: m.wing.clone(),
+            content: m.content.clone(),
+            created_at: m.created_at.timestamp_millis(),
+            embedding: new.embedding.clone(),
+            entities: entities(&new.tags),
+            slots: slots::slots(&m.content),
+        });
+        self.superseded.extend(new.supersedes.iter().copied());
+        self.archived.extend(new.retracts.iter().copied());
+    }
+
+    /// Forgets the memories once they are committed (the database has them now).
+    pub(super) fn clear(&mut self) {
+        *self = Unwritten::default();
+    }
+
+    /// Whether an earlier memory of the batch superseded or retracted `id`.
+    fn replaced(&self, id: MemoryId) -> bool {
+        self.superseded.contains(&id) || self.archived.contains(&id)
+    }
+
+    /// The unwritten memories of `wing`, most recent store first.
+    fn of_wing<'a>(&'a self, wing: &'a str) -> impl Iterator<Item = &'a UnwrittenMemory> + 'a {
+        self.memories
+            .iter()
+            .rev()
+            .filter(move |m| m.wing == wing && !self.archived.contains(&m.id))
+    }
+}
+
+fn entities(tags: &[mira_store::NewTag]) -> Vec<String> {
+    tags.iter()
+        .filter(|t| t.kind == "entity")
+        .map(|t| t.tag.clone())
+        .collect()
+}
+
+/// An earlier memory considered for causal links and near duplicates.
+struct Earlier<'a> {
+    id: MemoryId,
+    created_at: i64,
+    embedding: &'a [f32],
+    entities: &'a [String],
+}
+
+/// Causal links and near-duplicate detection against the `causal_lookback` most recent earlier
+/// memories of the wing (within `causal_max_days`), written or not.
+pub(super) fn relate(
+    app: &App,
+    p: &Prepared,
+    embedding: &[f32],
+    batch: &Unwritten,
+) -> UseCaseResult<(Vec<LinkOutcome>, Option<MemoryId>)> {
+    let x = &app.config.extraction;
+    let since =
+        (p.memory.created_at - chrono::Duration::days(x.causal_max_days as i64)).timestamp_millis();
+    let stored = app
+        .store
+        .recent_in_wing(&p.memory.wing, since, x.causal_lookback)?;
+    // Unwritten memories were stored after every row of the database: among equal times they
+    // come first, as the database orders by time then by insertion, newest first.
+    let mut recent: Vec<Earlier> = batch
+        .of_wing(&p.memory.wing)
+        .filter(|m| m.created_at >= since)
+        .map(|m| Earlier {
+            id: m.id,
+            created_at: m.created_at,
+            embedding: &m.embedding,
+            entities: &m.entities,
+        })
+        .chain(
+            stored
+                .iter()
+                .filter(|r| !batch.archived.contains(&r.id))
+                .map(|r| Earlier {
+                    id: r.id,
+                    created_at: r.created_at,
+                    embedding: &r.embedding,
+                    entities: &r.entities,
+                }),
+        )
+        .collect();
+    recent.sort_by_key(|r| std::cmp::Reverse(r.created_at));
+    recent.truncate(x.causal_lookback);
+
+    let now_ms = p.memory.created_at.timestamp_millis();
+    let entities = entities(&p.tags);
+    let candidates: Vec<CausalCandidate> = recent
+        .iter()
+        .filter(|r| r.created_at <= now_ms)
+        .map(|r| CausalCandidate {
+            id: r.id,
+            similarity: unit_cosine(r.embedding, embedding),
+            age_days: (now_ms - r.created_at) as f64 / 86_400_000.0,
+            shared_entities: r.entities.iter().filter(|e| entities.contains(e)).count(),
+        })
+        .collect();
+    let near = candidates
+        .iter()
+        .filter(|c| c.similarity >= x.near_duplicate_threshold)
+        .max_by(|a, b| a.similarity.total_cmp(&b.similarity))
+        .map(|c| c.id);
+    let params = CausalParams {
+        min_similarity: x.causal_min_similarity,
+        ..CausalParams::default()
+    };
+    let links = causal::link(
+        &causal::detect_cues(&p.memory.content),
+        &candidates,
+        &params,
+    )
+    .into_iter()
+    .map(|l| LinkOutcome {
+        target: l.target,
+        relation: l.relation,
+        confidence: l.confidence,
+    })
+    .collect();
+    Ok((with_slot_updates(app, &p.memory, links, batch)?, near))
+}
+
+/// Below this similarity to the request, a memory naming none of its words is not retracted.
+const RETRACT_SIMILARITY: f32 = 0.6;
+/// Below this similarity, not even a memory sharing a word with the request is retracted.
+const RETRACT_MIN_SIMILARITY: f32 = 0.2;
+/// Memories most similar to a retraction request that are considered.
+const RETRACT_CANDIDATES: usize = 5;
+
+/// The memory a retraction request in `m` names ([`retract::retraction_terms`]): the most
+/// similar current memory of the wing among the first five that shares one of its words (or
+/// is very similar); none when nothing fits.
+pub(super) fn retraction_targets(
+    app: &App,
+    m: &Memory,
+    embedding: &[f32],
+    batch: &Unwritten,
+) -> UseCaseResult<Vec<MemoryId>> {
+    let terms: Vec<String> = retract::retraction_terms(&m.content)
+        .iter()
+        .flat_map(|t| lexical::terms(t))
+        .collect();
+    if terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    app.sync_index();
+    let hits = app
+        .index
+        .search(embedding, RETRACT_CANDIDATES, &SearchFilter::wing(&m.wing));
+    let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).collect();
+    let memories = app.store.memories(&ids)?;
+    // (id, similarity, current, content) of the stored hits and the unwritten memories.
+    let mut candidates: Vec<(MemoryId, f32, bool, &str)> = hits
+        .iter()
+        .filter_map(|h| {
+            let old = memories.get(&h.id)?;
+            let current = !old.archived && old.superseded_by.is_none() && !batch.replaced(h.id);
+            Some((h.id, h.similarity, current, old.content.as_str()))
+        })
+        .chain(batch.of_wing(&m.wing).map(|u| {
+            let similarity = unit_cosine(&u.embedding, embedding);
+            (u.id, similarity, !batch.replaced(u.id), u.content.as_str())
+        }))
+        .collect();
+    candidates.sort_by(|a, b| b.1.total_cmp(&a.1));
+    candidates.truncate(RETRACT_CANDIDATES);
+    let named = candidates.iter().find(|(_, similarity, current, content)| {
+        let shares = lexical::terms(content).iter().any(|w| terms.contains(w));
+        *current
+            && ((shares && *similarity >= RETRACT_MIN_SIMILARITY)
+                || *similarity >= RETRACT_SIMILARITY)
+    });
+    Ok(named.map(|c| vec![c.0]).unwrap_or_default())
+}
+
+/// Confidence of an update found by slots (the same subject and attribute, another value).
+const SLOT_UPDATE_CONFIDENCE: f32 = 0.9;
+
+/// Adds an `updates` link to each current memory of the wing whose slots `m` supersedes
+/// ([`slots::supersedes`]); a weaker link already there becomes the update.
+fn with_slot_updates(
+    app: &App,
+    m: &Memory,
+    mut links: Vec<LinkOutcome>,
+    batch: &Unwritten,
+) -> UseCaseResult<Vec<LinkOutcome>> {
+    let new = slots::slots(&m.content);
+    let mut attributes: Vec<String> = new.iter().map(|s| s.attribute.clone()).collect();
+    attributes.sort();
+    attributes.dedup();
+    let until = m.created_at.timestamp_millis();
+    let mut held: BTreeMap<MemoryId, Vec<slots::Slot>> = Default::default();
+    for (id, slot) in app.store.slot_holders(&m.wing, &attributes, until)? {
+        if !batch.replaced(id) {
+            held.entry(id).or_default().push(slot);
+        }
+    }
+    for u in batch.of_wing(&m.wing) {
+        if u.created_at > until || batch.replaced(u.id) {
+            continue;
+        }
+        for slot in u.slots.iter().filter(|s| attributes.contains(&s.attribute)) {
+            // As the database keeps them: without the replaced value.
+            held.entry(u.id).or_default().push(slots::Slot {
+                replaces: None,
+                ..slot.clone()
+            });
+        }
+    }
+    for (id, old) in held {
+        if id == m.id || !slots::supersedes(&new, &old) {
+            continue;
+        }
+        match links.iter_mut().find(|l| l.target == id) {
+            Some(l) if l.relation.supersedes() => {}
+            Some(l) => {
+                l.relation = RelationType::Updates;
+                l.confidence = l.confidence.max(SLOT_UPDATE_CONFIDENCE);
+            }
+            None => links.push(LinkOutcome {
+                target: id,
+                relation: RelationType::Updates,
+                confidence: SLOT_UPDATE_CONFIDENCE,
+            }),
+        }
+    }
+    Ok(links)
+}
