@@ -436,7 +436,7 @@ pub(crate) mod tests {
             content: content.to_string(),
             fingerprint: Fingerprint::default(),
             token_count: to_u32(tokens::count(content)),
-            created_at: chrono::Utc.with_ymd_and_hms(2026, 4, 9, 12, 0, 0).unwrap(),
+            created_at: Utc.with_ymd_and_hms(2026, 4, 9, 12, 0, 0).unwrap(),
             session_id: None,
             archived: false,
             superseded_by: None,
@@ -648,7 +648,7 @@ pub(crate) mod tests {
         let mut b = memory(2, MemoryType::Fact, "w", "Second.");
         b.created_at = a.created_at + chrono::Duration::hours(2);
         let mut c = memory(3, MemoryType::Fact, "w", "Third.");
-        c.created_at = chrono::Utc.with_ymd_and_hms(2026, 3, 2, 8, 0, 0).unwrap();
+        c.created_at = Utc.with_ymd_and_hms(2026, 3, 2, 8, 0, 0).unwrap();
         let frame = Frame {
             query: "q",
             budget: 4000,

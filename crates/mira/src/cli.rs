@@ -192,6 +192,10 @@ pub enum Command {
     Bench {
         /// Store sizes, comma-separated.
         #[arg(long, default_value = "1000,10000", value_parser = crate::bench::parse_sizes)]
+        #[allow(
+            unused_qualifications,
+            reason = "the full path keeps clap from reading a repeated option: one value is the list"
+        )]
         sizes: std::vec::Vec<usize>,
         /// LoCoMo conversations (a folder of JSON files, or one file) to take memories and
         /// questions from (default: built-in project notes).
