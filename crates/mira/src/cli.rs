@@ -1,4 +1,9 @@
-//! The command line.
+//! The command line. The doc comments of the argument structs are the `--help` text: plain
+//! text with `<placeholder>`s, not Markdown for rustdoc.
+#![allow(
+    rustdoc::invalid_html_tags,
+    reason = "argument docs are the --help text, written as plain text"
+)]
 
 use crate::config::Config;
 use crate::usecases::{self, store::StoreRequest, UseCaseError};
