@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
             let _ = validate::memory_type(t);
         }
         if let Some(id) = &a.supersedes {
-            let _ = validate::memory_id(id);
+            let _ = mira_core::memory::parse_id_ref(id);
         }
     }
     if let Ok(a) = args::parse::<RecallArgs>("mira_recall", obj.clone()) {
