@@ -3,7 +3,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mira::mcp::args::{self, *};
+use mira::mcp::args::{
+    self, ArchiveArgs, CausalArgs, ClearArgs, ForgetArgs, LoadArgs, RecallArgs, StatusArgs,
+    StoreArgs, TimelineArgs,
+};
 use mira::usecases::validate;
 use serde_json::Value;
 
