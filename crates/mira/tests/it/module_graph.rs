@@ -7,7 +7,7 @@
 //! parent's items to its children: a `mod.rs` holds what its children share), so an edge to an
 //! ancestor, the crate root included, does not count. Unit tests (`#[cfg(test)]` items) are not
 //! part of the graph.
-//! `scripts/test.sh` runs this check before the rest of the suite.
+//! `scripts/test.sh` runs it with the rest of the suite (`cargo test --workspace`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
