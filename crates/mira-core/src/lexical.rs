@@ -157,7 +157,10 @@ impl LexicalIndex {
         scope_size: usize,
         in_scope: impl Fn(u32) -> bool,
     ) -> Vec<(u32, f32)> {
-        let mut acc: HashMap<u32, f32> = HashMap::new();
+        // Scores by slot (NaN: not matched yet) and the matched slots in order of first match:
+        // a dense table, not a map, as common terms match a large share of the store.
+        let mut acc: Vec<f32> = vec![f32::NAN; self.docs.len()];
+        let mut matched: Vec<u32> = Vec::new();
         let n = scope_size as f32;
         let avg_len = if self.live == 0 {
             1.0
@@ -186,10 +189,17 @@ impl LexicalIndex {
                 let tf = p.tf as f32;
                 let len = self.docs[p.slot as usize].as_ref().map_or(0, |d| d.len) as f32;
                 let norm = k1 * (1.0 - b + b * len / avg_len);
-                *acc.entry(p.slot).or_default() += idf * tf * (k1 + 1.0) / (tf + norm);
+                let gain = idf * tf * (k1 + 1.0) / (tf + norm);
+                let score = &mut acc[p.slot as usize];
+                if score.is_nan() {
+                    *score = gain;
+                    matched.push(p.slot);
+                } else {
+                    *score += gain;
+                }
             }
         }
-        acc.into_iter().collect()
+        matched.into_iter().map(|s| (s, acc[s as usize])).collect()
     }
 }
 

@@ -312,6 +312,9 @@ pub struct Frame<'a> {
     pub fallback: bool,
     /// Whether to close the block with [`INSTRUCTIONS`].
     pub instructions: bool,
+    /// A line printed under the query, about the answer as a whole (e.g. that it was ranked
+    /// by words alone); counted in the frame's cost.
+    pub notice: Option<&'a str>,
 }
 
 /// The query as echoed: one line of at most [`QUERY_ECHO_CHARS`] characters, or [`FILTERED`]
@@ -343,7 +346,11 @@ impl Frame<'_> {
                 head.push_str(" (fallback)");
             }
         }
-        let _ = write!(head, " ===\nQuery: {}\n\n", query_echo(self.query));
+        let _ = writeln!(head, " ===\nQuery: {}", query_echo(self.query));
+        if let Some(n) = self.notice.map(single_line).filter(|n| !n.is_empty()) {
+            let _ = writeln!(head, "{n}");
+        }
+        head.push('\n');
         head
     }
 
@@ -623,6 +630,7 @@ pub(crate) mod tests {
             wing: Some("platform"),
             fallback: false,
             instructions: true,
+            notice: None,
         };
         let (block, total) = context_block(&frame, std::slice::from_ref(&s));
         assert!(block.starts_with(&format!(
@@ -631,6 +639,17 @@ pub(crate) mod tests {
         assert!(block.ends_with(INSTRUCTIONS));
         assert!(tokens::count(&block) as u32 <= total, "{block}");
         assert!(total <= frame.reserve(1) + s.cost + day_line_cost(d.created_at));
+        let noted = Frame {
+            notice: Some("Note: ranked by words only."),
+            ..frame
+        };
+        let (with_notice, noted_total) = context_block(&noted, std::slice::from_ref(&s));
+        assert!(
+            with_notice.contains("Query: why PostgreSQL?\nNote: ranked by words only.\n\n9 April"),
+            "{with_notice}"
+        );
+        assert!(tokens::count(&with_notice) as u32 <= noted_total && noted_total > total);
+        assert!(noted_total <= noted.reserve(1) + s.cost + day_line_cost(d.created_at));
         let quiet = Frame {
             instructions: false,
             fallback: true,
@@ -655,6 +674,7 @@ pub(crate) mod tests {
             wing: None,
             fallback: false,
             instructions: false,
+            notice: None,
         };
         let parts = [
             placed(&a, RenderMode::Verbatim),
@@ -684,6 +704,7 @@ pub(crate) mod tests {
             wing: None,
             fallback: false,
             instructions: false,
+            notice: None,
         };
         let (block, total) = context_block(&frame, &[]);
         let line = block.lines().nth(1).unwrap();

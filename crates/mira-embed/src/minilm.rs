@@ -153,10 +153,7 @@ impl MiniLm {
             .map(|_| Runtime::load(&library, &graph, &weights))
             .collect::<Result<Vec<_>, _>>()?;
         let worker = Worker::start(runtimes, options.batch_size)?;
-        let name = match options.precision {
-            Precision::F32 => DEFAULT_MODEL_NAME.to_owned(),
-            p => format!("{DEFAULT_MODEL_NAME}-{p}"),
-        };
+        let name = options.precision.model_name();
         tracing::info!(
             dir = %dir.display(),
             precision = %options.precision,

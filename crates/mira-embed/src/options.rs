@@ -29,6 +29,15 @@ impl Precision {
         }
     }
 
+    /// The name of the model run at this precision, recorded with the vectors it computes
+    /// (`all-MiniLM-L6-v2`, `all-MiniLM-L6-v2-int8`).
+    pub fn model_name(self) -> String {
+        match self {
+            Precision::F32 => crate::DEFAULT_MODEL_NAME.to_owned(),
+            p => format!("{}-{p}", crate::DEFAULT_MODEL_NAME),
+        }
+    }
+
     /// The ONNX graph file of this precision in the model directory.
     pub fn graph_file(self) -> &'static str {
         match self {

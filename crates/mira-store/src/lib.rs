@@ -7,6 +7,7 @@
 mod db;
 mod dead_letters;
 mod edit;
+mod embeddings;
 mod error;
 mod lifecycle;
 mod migrations;
@@ -19,6 +20,7 @@ pub mod index;
 pub use db::{SqliteOptions, Store};
 pub use dead_letters::DeadLetter;
 pub use edit::{MemoryEdit, MemoryMeta};
+pub use embeddings::Unembedded;
 pub use error::StoreError;
 pub use lifecycle::{
     ArchiveMatch, ArchivePlan, ArchiveReport, ArchiveRule, DeleteCounts, DeleteScope, Restored,

@@ -43,7 +43,8 @@ pub struct NewMemory {
     pub stored_at: i64,
     /// Free-form JSON metadata.
     pub metadata: String,
-    /// T2: the L2-normalised embedding.
+    /// T2: the L2-normalised embedding; empty when there is none yet (no model installed):
+    /// no embedding row is written and [`Store::without_embedding`] lists the memory.
     pub embedding: Vec<f32>,
     /// Name of the embedding model.
     pub model: String,
@@ -147,7 +148,7 @@ pub fn decode_vector(bytes: &[u8]) -> Result<Vec<f32>> {
         .collect())
 }
 
-fn parse_id(s: &str) -> Result<MemoryId> {
+pub(crate) fn parse_id(s: &str) -> Result<MemoryId> {
     MemoryId::parse_str(s).map_err(|_| StoreError::Corrupt(format!("bad id '{s}'")))
 }
 
@@ -545,8 +546,8 @@ fn insert_one(tx: &Connection, new: &NewMemory) -> Result<i64> {
     Ok(seq)
 }
 
-/// Writes the rows of one memory (T0, T1, T2, tags); returns its `seq`. Relations are the
-/// caller's.
+/// Writes the rows of one memory (T0, T1, T2 unless its vector is empty, tags); returns its
+/// `seq`. Relations are the caller's.
 pub(crate) fn insert_record(
     tx: &Connection,
     m: &MemoryRecord,
@@ -585,15 +586,17 @@ pub(crate) fn insert_record(
         "INSERT INTO fingerprints (memory_id, data, fact_count, token_count) VALUES (?1, ?2, ?3, ?4)",
     )?
     .execute(params![id, m.fingerprint, m.fact_count, m.fingerprint_tokens])?;
-    tx.prepare_cached(
-        "INSERT INTO embeddings (memory_id, model, dim, vector) VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![
-        id,
-        embedding.model,
-        embedding.vector.len() as i64,
-        encode_vector(&embedding.vector)
-    ])?;
+    if !embedding.vector.is_empty() {
+        tx.prepare_cached(
+            "INSERT INTO embeddings (memory_id, model, dim, vector) VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![
+            id,
+            embedding.model,
+            embedding.vector.len() as i64,
+            encode_vector(&embedding.vector)
+        ])?;
+    }
     let mut tag_stmt =
         tx.prepare_cached("INSERT OR IGNORE INTO tags (memory_id, tag, kind) VALUES (?1, ?2, ?3)")?;
     for t in &m.tags {

@@ -19,7 +19,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 pub struct StoredEmbedding {
     /// Name of the model that computed it.
     pub model: String,
-    /// The vector (`dim` = its length), bit for bit as stored.
+    /// The vector (`dim` = its length), bit for bit as stored; empty: the memory is written
+    /// without an embedding.
     pub vector: Vec<f32>,
 }
 

@@ -9,6 +9,7 @@ use mira_embed::Embedder;
 use mira_store::index::{IndexParams, VectorIndexManager};
 use mira_store::Store;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
@@ -37,6 +38,10 @@ pub struct App {
     /// instead of starting their own.
     loading: Mutex<()>,
     factory: EmbedderFactory,
+    /// The name of the model `factory` loads, recorded with every embedding.
+    model_name: String,
+    /// Whether the missing model was already logged (once per process).
+    warned_missing_model: AtomicBool,
     query_cache: Mutex<lru::LruCache<String, Vec<f32>>>,
 }
 
@@ -53,19 +58,22 @@ impl App {
     /// migrations). The embedding model is loaded on first use.
     pub fn open(config: Config, config_source: ConfigSource) -> Result<App> {
         let embeddings = config.embeddings.clone();
+        let model_name = embeddings.precision.model_name();
         let factory: EmbedderFactory = Box::new(move || {
             let model = load_model(&embeddings)?;
             Ok(Arc::new(model) as Arc<dyn Embedder>)
         });
-        Self::open_with(config, config_source, factory)
+        Self::open_with(config, config_source, factory, model_name)
     }
 
     /// Opens the store with a given embedder (tests use the deterministic one).
     pub fn open_with_embedder(config: Config, embedder: Arc<dyn Embedder>) -> Result<App> {
+        let name = embedder.model_name().to_owned();
         Self::open_with(
             config,
             ConfigSource::Defaults,
             Box::new(move || Ok(embedder.clone())),
+            name,
         )
     }
 
@@ -73,13 +81,23 @@ impl App {
         config: Config,
         config_source: ConfigSource,
         factory: EmbedderFactory,
+        model_name: String,
     ) -> Result<App> {
+        let db = config.db_path();
+        tracing::info!(
+            "mira {}: database {} (config: {})",
+            env!("CARGO_PKG_VERSION"),
+            db.display(),
+            match &config_source {
+                ConfigSource::File(p) => p.display().to_string(),
+                ConfigSource::Defaults => "defaults".into(),
+            }
+        );
         for w in config.retired_key_warnings() {
             tracing::warn!("{w}");
         }
         let dir = config.storage_dir();
         ensure_writable_dir(&dir)?;
-        let db = config.db_path();
         let store = Arc::new(
             Store::open(&db, &config.sqlite_options())
                 .with_context(|| format!("cannot open the database {}", db.display()))?,
@@ -124,6 +142,8 @@ impl App {
             embedder: OnceLock::new(),
             loading: Mutex::new(()),
             factory,
+            model_name,
+            warned_missing_model: AtomicBool::new(false),
         })
     }
 
@@ -139,6 +159,37 @@ impl App {
         let loaded: Arc<dyn Embedder> =
             Arc::new(TimedEmbedder::new((self.factory)()?, self.metrics.clone()));
         Ok(self.embedder.get_or_init(|| loaded).clone())
+    }
+
+    /// The embedder, or `None` when the model files are not installed: memories are then stored
+    /// without a vector and recall ranks by BM25 alone (logged once per process). Other load
+    /// failures (a corrupt model) are errors.
+    pub fn embedder_if_installed(&self) -> Result<Option<Arc<dyn Embedder>>> {
+        match self.embedder() {
+            Ok(e) => Ok(Some(e)),
+            Err(e) if is_model_missing(&e) => {
+                if !self.warned_missing_model.swap(true, Ordering::Relaxed) {
+                    tracing::info!(
+                        "no embedding model in {}: memories are stored without a vector and recall is lexical only; install it with scripts/fetch-model.sh, then run `mira index embed-missing`",
+                        self.model_dir().display()
+                    );
+                }
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The name of the embedding model, recorded with each embedding it computes.
+    pub fn model_name(&self) -> &str {
+        &self.model_name
+    }
+
+    /// Whether an embedding recorded as made by `model` comes from the model in use (the
+    /// Hugging Face spelling `sentence-transformers/<name>` of earlier versions included).
+    pub fn is_current_model(&self, model: &str) -> bool {
+        model == self.model_name
+            || model.strip_prefix("sentence-transformers/") == Some(self.model_name.as_str())
     }
 
     /// Whether the model has been loaded yet.
@@ -191,6 +242,13 @@ impl App {
     pub fn model_dir(&self) -> PathBuf {
         model_dir(&self.config)
     }
+
+    /// Whether the model's files are in [`App::model_dir`] (or it is loaded already).
+    pub fn model_installed(&self) -> bool {
+        self.embedder_loaded()
+            || mira_embed::missing_file(&self.model_dir(), self.config.embeddings.precision)
+                .is_none()
+    }
 }
 
 /// Computes, in the background, the section costs of memories stored before the current render
@@ -223,6 +281,16 @@ fn spawn_cost_filler(store: Arc<Store>) {
     if let Err(e) = spawned {
         tracing::warn!("cannot start the section-cost pass: {e}");
     }
+}
+
+/// Whether `e` says that the model files are not installed.
+fn is_model_missing(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<mira_embed::EmbedError>(),
+            Some(mira_embed::EmbedError::ModelMissing { .. })
+        )
+    })
 }
 
 fn model_dir(config: &Config) -> PathBuf {

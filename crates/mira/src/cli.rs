@@ -531,6 +531,9 @@ pub enum WebhooksAction {
 pub enum IndexAction {
     /// Rebuild the index from the embeddings stored in SQLite and save it.
     Rebuild,
+    /// Compute the vectors of the memories stored while no model was installed (a server
+    /// started with the model does it in the background too).
+    EmbedMissing,
 }
 
 /// `mira serve` and `mira` alone: MCP on the transport chosen by `--http` or `mcp.transport`.
@@ -563,6 +566,7 @@ fn serve(
     if let Some(ops) = &ops {
         ops.attach(app.clone());
     }
+    usecases::embed_missing::spawn_at_start(app.clone());
     crate::mcp::serve(app, transport)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -574,6 +578,7 @@ fn browse(cli: &Cli, addr: &str, with_soul: bool) -> Result<ExitCode> {
     config.soul.enabled |= with_soul;
     // SOUL's tables are made ready by its first operation (usecases::soul::ensure).
     let app = std::sync::Arc::new(App::open(config, source)?);
+    usecases::embed_missing::spawn_at_start(app.clone());
     crate::ui::serve(app, addr)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -634,20 +639,48 @@ fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
     Ok(())
 }
 
-/// Exit code 2 for invalid input, 3 for not found, 1 for internal errors.
+/// Exit code 2 for invalid input, 3 for not found, 1 for internal errors. Messages name the
+/// commands and options of the command line, not the MCP tools and arguments.
 fn use_case<T>(r: Result<T, UseCaseError>) -> Result<Result<T, ExitCode>> {
     match r {
         Ok(v) => Ok(Ok(v)),
         Err(UseCaseError::Invalid(m)) => {
-            eprintln!("error: {m}");
+            eprintln!("error: {}", in_cli_terms(&m));
             Ok(Err(ExitCode::from(2)))
         }
         Err(UseCaseError::NotFound(m)) => {
-            eprintln!("error: {m}");
+            eprintln!("error: {}", in_cli_terms(&m));
             Ok(Err(ExitCode::from(3)))
         }
         Err(UseCaseError::Internal(e)) => Err(e),
     }
+}
+
+/// The MCP tools and arguments that the use cases' messages name, with what the command line
+/// calls them.
+const CLI_TERMS: &[(&str, &str)] = &[
+    ("mira_recall", "`mira recall`"),
+    ("mira_timeline", "`mira timeline`"),
+    ("mira_load", "`mira load`"),
+    ("mira_status", "`mira status`"),
+    ("mira_store", "`mira store`"),
+    ("soul_capture", "`mira soul capture`"),
+    ("soul_update", "`mira soul update`"),
+    ("soul_patch", "`mira soul patch`"),
+    ("include_archived", "--include-archived"),
+    ("older_than_days", "--older-than"),
+    ("max_depth", "--max-depth"),
+    ("created_at", "--created-at"),
+    ("session_id", "--session"),
+    ("from_model", "--from"),
+    ("to_model", "--to"),
+];
+
+/// `message` with the MCP names of [`CLI_TERMS`] replaced by the command line's.
+fn in_cli_terms(message: &str) -> String {
+    CLI_TERMS
+        .iter()
+        .fold(message.to_owned(), |m, (mcp, cli)| m.replace(mcp, cli))
 }
 
 /// Runs a parsed command line.
@@ -852,19 +885,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 write_stdout(&crate::bench::render_table(&report));
             }
         }
-        Command::Index {
-            action: IndexAction::Rebuild,
-        } => {
-            let app = open(&cli)?;
-            let n = app.index.rebuild_blocking()?;
-            app.index.save()?;
-            let state = app.index.state();
-            write_stdout(&format!(
-                "Index rebuilt: {n} vectors ({}, saved in {})\n",
-                state.kind,
-                app.index.dir().display()
-            ));
-        }
+        Command::Index { action } => return run_index(&cli, action),
         Command::Load { id, json } => {
             let app = open(&cli)?;
             let loaded = match use_case(usecases::load::load(&app, id))? {
@@ -1040,12 +1061,20 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
                 },
                 (false, None, _) => anyhow::bail!("give --all or --wing WING"),
             };
+            if !*yes {
+                // A preview is what was asked for, not an error.
+                return emit(
+                    clear::preview(&app, &scope),
+                    *json,
+                    clear::render_preview_text,
+                );
+            }
             emit(
                 clear::clear(
                     &app,
                     &clear::ClearRequest {
                         scope,
-                        confirm: *yes,
+                        confirm: true,
                     },
                 ),
                 *json,
@@ -1071,6 +1100,56 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
         }
         _ => anyhow::bail!("not a lifecycle command"),
     }
+}
+
+/// `mira index rebuild` and `mira index embed-missing`, with a progress bar on a terminal.
+fn run_index(cli: &Cli, action: &IndexAction) -> Result<ExitCode> {
+    let app = open(cli)?;
+    let progress = crate::progress::Progress::new();
+    match action {
+        IndexAction::Rebuild => {
+            let bar = progress.bar("index", Some(app.index.len() as u64), "vectors");
+            let built = std::thread::scope(|s| {
+                let job = s.spawn(|| app.index.rebuild_blocking());
+                while !job.is_finished() {
+                    if let Some((done, total)) = app.index.build_progress() {
+                        bar.set_length(total as u64);
+                        bar.set_position(done as u64);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                job.join()
+                    .map_err(|_| anyhow::anyhow!("the index build stopped unexpectedly"))
+            });
+            bar.finish_and_clear();
+            let n = built??;
+            app.index.save()?;
+            let state = app.index.state();
+            write_stdout(&format!(
+                "Index rebuilt: {n} vectors ({}, saved in {})\n",
+                state.kind,
+                app.index.dir().display()
+            ));
+        }
+        IndexAction::EmbedMissing => {
+            let bar = progress.bar("embed", Some(0), "memories");
+            let embedded = usecases::embed_missing::embed_missing(&app, &mut |done, total| {
+                bar.set_length(total);
+                bar.set_position(done);
+            });
+            bar.finish_and_clear();
+            let n = match use_case(embedded)? {
+                Ok(n) => n,
+                Err(code) => return Ok(code),
+            };
+            persist_index(&app);
+            write_stdout(&format!(
+                "Embedded {n} memories that had no vector ({} left without one)\n",
+                app.store.count_without_embedding()?
+            ));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `mira export`: JSON lines to `output` or standard output.
@@ -1121,7 +1200,15 @@ fn run_import(
     }
     let app = open(cli)?;
     let report = match format {
-        ImportFormat::Locomo => usecases::transfer::import_locomo(&app, file, wing),
+        ImportFormat::Locomo => {
+            let bar = crate::progress::Progress::new().bar("import", Some(0), "turns");
+            let report = usecases::transfer::import_locomo(&app, file, wing, &mut |done, total| {
+                bar.set_length(total);
+                bar.set_position(done);
+            });
+            bar.finish_and_clear();
+            report
+        }
         ImportFormat::Jsonl => import_file(&app, file),
     };
     let report = match use_case(report)? {
@@ -1153,7 +1240,6 @@ fn persist_index(app: &App) {
     }
 }
 
-/// Imports a JSONL file ("-": standard input), with a progress bar when stderr is a terminal.
 /// A file that is one JSON document (a LoCoMo conversation, say) rather than JSON Lines is
 /// refused with the command that imports it, instead of one error per line.
 fn refuse_json_document(path: &Path, f: &std::fs::File) -> Result<(), UseCaseError> {
@@ -1182,37 +1268,42 @@ fn refuse_json_document(path: &Path, f: &std::fs::File) -> Result<(), UseCaseErr
         .map_err(|e| UseCaseError::Invalid(format!("cannot read {}: {e}", path.display())))
 }
 
+/// Imports a JSONL file ("-": standard input), with a progress bar (memories read of the
+/// file's lines) when stderr is a terminal.
 fn import_file(app: &App, file: &Path) -> Result<usecases::transfer::ImportReport, UseCaseError> {
-    use std::io::IsTerminal;
-    let (input, len): (Box<dyn std::io::BufRead>, Option<u64>) = if file.as_os_str() == "-" {
+    let (input, lines): (Box<dyn std::io::BufRead>, Option<u64>) = if file.as_os_str() == "-" {
         (Box::new(std::io::stdin().lock()), None)
     } else {
         let f = std::fs::File::open(file)
             .map_err(|e| UseCaseError::Invalid(format!("cannot open {}: {e}", file.display())))?;
         refuse_json_document(file, &f)?;
-        let len = f.metadata().ok().map(|m| m.len());
-        (Box::new(std::io::BufReader::new(f)), len)
+        let lines = count_lines(&f)
+            .map_err(|e| UseCaseError::Invalid(format!("cannot read {}: {e}", file.display())))?;
+        (Box::new(std::io::BufReader::new(f)), Some(lines))
     };
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = len.map_or_else(
-            indicatif::ProgressBar::new_spinner,
-            indicatif::ProgressBar::new,
-        );
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {elapsed}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar
-    });
-    let report = usecases::transfer::import_jsonl(app, input, &mut |read| {
-        if let Some(b) = &bar {
-            b.set_position(read);
-        }
-    });
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    let bar = crate::progress::Progress::new().bar("import", lines, "memories");
+    let report = usecases::transfer::import_jsonl(app, input, &mut |read| bar.set_position(read));
+    bar.finish_and_clear();
     report
+}
+
+/// The lines of `f` (each memory of a JSONL file is one), read from its start, which it is
+/// rewound to.
+fn count_lines(f: &std::fs::File) -> std::io::Result<u64> {
+    use std::io::{BufRead, Seek};
+    let mut reader = std::io::BufReader::new(f);
+    let (mut lines, mut last) = (0u64, b'\n');
+    loop {
+        let buf = reader.fill_buf()?;
+        let Some(&end) = buf.last() else { break };
+        lines += buf.iter().filter(|&&b| b == b'\n').count() as u64;
+        last = end;
+        let n = buf.len();
+        reader.consume(n);
+    }
+    drop(reader);
+    (&*f).rewind()?;
+    Ok(lines + u64::from(last != b'\n'))
 }
 
 /// `mira soul …`: the SOUL use cases (its tables are created on first use).

@@ -50,7 +50,7 @@ pub struct Config {
 /// the application opens.
 pub const RETIRED_KEYS: &[(&str, &str)] = &[
     ("system", "informational in the reference; mira reports its own version"),
-    ("embeddings.model_hash", "mira names its model instead (embeddings.current_model)"),
+    ("embeddings.model_hash", "each embedding records the model that computed it"),
     ("overlap_cache.max_entries", "recall no longer reads the overlap cache; archive trims it by overlap_cache.ttl_days"),
     ("hnsw.Ml", "the HNSW library derives the level multiplier from hnsw.M"),
     ("recall.query_expansion.temperature", "query variants are cleaned forms of the query, not sampled"),
@@ -72,6 +72,7 @@ pub const RETIRED_KEYS: &[(&str, &str)] = &[
     ("recall.fusion_weight", "replaced by recall.ranking.lexical_weight"),
     ("recall.search_time_clustering", "near duplicates are shown as headers (allocator.redundancy_threshold)"),
     ("recall.reranker", "the heuristic reranker is gone: the ranking is recall.ranking"),
+    ("embeddings.current_model", "mira runs all-MiniLM-L6-v2 from embeddings.model_dir, and each embedding records the model that computed it"),
 ];
 
 /// A closed set of configuration words: parsed by serde, so that a wrong value is refused
@@ -216,8 +217,6 @@ impl Default for SqliteConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EmbeddingsConfig {
-    /// Model name (informational; mira ships one model).
-    pub current_model: String,
     /// Folder holding the model files; unset: `$MIRA_MODEL_DIR`, else
     /// `~/.cache/mira/models/all-MiniLM-L6-v2`.
     pub model_dir: Option<PathBuf>,
@@ -236,7 +235,6 @@ pub struct EmbeddingsConfig {
 impl Default for EmbeddingsConfig {
     fn default() -> Self {
         EmbeddingsConfig {
-            current_model: "sentence-transformers/all-MiniLM-L6-v2".into(),
             model_dir: None,
             dimension: 384,
             batch_size: mira_embed::DEFAULT_BATCH_SIZE,
@@ -382,7 +380,8 @@ impl Default for HnswConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct QueryExpansion {
-    /// Average the embeddings of cleaned variants of the query.
+    /// Average the embeddings of cleaned variants of the query (off by default: it helped
+    /// recall on two of the five dev conversations only, and quadruples a fresh query's cost).
     pub enabled: bool,
     /// Variants besides the original.
     pub num_variants: usize,
@@ -390,7 +389,7 @@ pub struct QueryExpansion {
 impl Default for QueryExpansion {
     fn default() -> Self {
         QueryExpansion {
-            enabled: true,
+            enabled: false,
             num_variants: 3,
         }
     }
@@ -765,7 +764,9 @@ impl Config {
         self.retired_keys
             .iter()
             .filter_map(|k| RETIRED_KEYS.iter().find(|(name, _)| name == k))
-            .map(|(k, why)| format!("config: `{k}` is accepted and ignored ({why}); remove it"))
+            .map(|(k, why)| {
+                format!("config: `{k}` is no longer used and is ignored ({why}); remove it")
+            })
             .collect()
     }
 

@@ -17,7 +17,7 @@ use crate::config::Config;
 use crate::usecases::recall::{
     configured_rank_params, ranking, recall_with, RecallRequest, Retrieval,
 };
-use crate::usecases::store::{store_batch, StoreRequest};
+use crate::usecases::store::{store_batch_reporting, StoreRequest};
 use crate::App;
 use anyhow::{bail, Context, Result};
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
@@ -464,6 +464,9 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
         )),
         None => None,
     };
+    let progress = crate::progress::Progress::new();
+    let conv_bar = progress.bar("eval", Some(convs.len() as u64), "conversations");
+    let item_bar = progress.bar("", Some(0), "turns stored");
     for (ci, conv) in convs.iter().enumerate() {
         let tmp = tempfile::tempdir().context("cannot create a temporary store")?;
         let mut cfg = base.clone();
@@ -480,18 +483,28 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
         let wing = conv.wing();
         let reqs = conv.store_requests(&wing);
         let mut by_id: HashMap<MemoryId, Vec<&Turn>> = HashMap::new();
-        for (t, r) in conv.turns.iter().zip(store_batch(&app, reqs)) {
+        item_bar.reset();
+        item_bar.set_prefix(format!("  {}", conv.name));
+        item_bar.set_message("turns stored");
+        item_bar.set_length(reqs.len() as u64);
+        let stored =
+            store_batch_reporting(&app, reqs, &mut |done| item_bar.set_position(done as u64));
+        for (t, r) in conv.turns.iter().zip(stored) {
             let out = r.map_err(|e| anyhow::anyhow!("storing turn {}: {e}", t.dia_id))?;
             by_id.entry(out.id).or_default().push(t);
         }
         turns += conv.turns.len();
         skipped += conv.skipped_evidence;
         let mut point_scores = vec![Vec::new(); grid.len()];
-        for q in conv
+        let asked = conv
             .questions
             .iter()
-            .take(opts.max_questions.unwrap_or(usize::MAX))
-        {
+            .take(opts.max_questions.unwrap_or(usize::MAX));
+        item_bar.reset();
+        item_bar.set_message("questions");
+        item_bar.set_length(asked.clone().count() as u64);
+        for q in asked {
+            item_bar.inc(1);
             if q.category != 5 && q.evidence.is_empty() {
                 continue;
             }
@@ -575,7 +588,10 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
             }
         }
         grid_scores.push(point_scores);
+        conv_bar.inc(1);
     }
+    item_bar.finish_and_clear();
+    conv_bar.finish_and_clear();
     let answered = |r: &&Record| r.category != 5;
     let mut systems = BTreeMap::new();
     for (name, _) in SYSTEMS {

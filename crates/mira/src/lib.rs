@@ -10,6 +10,7 @@ pub mod eval;
 pub mod logging;
 pub mod mcp;
 pub mod ops;
+pub mod progress;
 mod serving;
 pub mod ui;
 pub mod usecases;

@@ -6,7 +6,7 @@ use super::{
 };
 use mira_core::memory::MemoryId;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
 /// usearch contexts reserved for concurrent operations; a search that finds none free fails and
@@ -87,6 +87,18 @@ impl HnswIndex {
         threads: usize,
         cancel: &AtomicBool,
     ) -> Result<Option<Self>> {
+        Self::build_counting(dim, params, entries, threads, cancel, &AtomicUsize::new(0))
+    }
+
+    /// [`HnswIndex::build`], adding one to `done` for each vector inserted (a progress count).
+    pub fn build_counting(
+        dim: usize,
+        params: IndexParams,
+        entries: &[IndexEntry],
+        threads: usize,
+        cancel: &AtomicBool,
+        done: &AtomicUsize,
+    ) -> Result<Option<Self>> {
         let mut idx = HnswIndex::new(dim, params)?;
         let threads = if threads == 0 {
             build_threads()
@@ -120,6 +132,7 @@ impl HnswIndex {
                             failed.store(true, Ordering::Relaxed);
                             return;
                         }
+                        done.fetch_add(1, Ordering::Relaxed);
                     }
                 });
             }

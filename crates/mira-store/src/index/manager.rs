@@ -12,7 +12,7 @@ use mira_core::memory::MemoryId;
 use rusqlite::{Connection, OpenFlags};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 use std::time::{Duration, Instant};
 
@@ -142,6 +142,8 @@ pub struct VectorIndexManager {
     gate: Arc<Gate>,
     cancel: Arc<AtomicBool>,
     rebuilds: AtomicU64,
+    /// The graph build under way: vectors inserted so far, and how many it covers.
+    progress: Arc<BuildProgress>,
     /// Private connection for `PRAGMA data_version`, with what was last synced.
     watcher: Mutex<Seen>,
 }
@@ -192,6 +194,31 @@ fn apply(graph: &mut HnswIndex, removes: Vec<u64>, adds: Vec<IndexEntry>) -> Res
         graph.insert(e)?;
     }
     Ok(n)
+}
+
+/// How far the graph build under way is (see [`VectorIndexManager::build_progress`]).
+#[derive(Debug, Default)]
+struct BuildProgress {
+    done: AtomicUsize,
+    total: AtomicUsize,
+}
+
+impl BuildProgress {
+    /// Builds a graph over `entries`, counting the vectors inserted.
+    fn build(
+        &self,
+        dim: usize,
+        params: IndexParams,
+        entries: &[IndexEntry],
+        cancel: &AtomicBool,
+    ) -> Result<Option<HnswIndex>> {
+        self.done.store(0, Ordering::Relaxed);
+        self.total.store(entries.len(), Ordering::Relaxed);
+        let graph =
+            HnswIndex::build_counting(dim, params, entries, BUILD_THREADS, cancel, &self.done);
+        self.total.store(0, Ordering::Relaxed);
+        graph
+    }
 }
 
 /// How a graph came to be.
@@ -259,6 +286,7 @@ impl VectorIndexManager {
             gate: Arc::new(Gate::default()),
             cancel: Arc::new(AtomicBool::new(false)),
             rebuilds: AtomicU64::new(0),
+            progress: Arc::default(),
             watcher: Mutex::new(watcher),
         });
         mgr.gate.enter();
@@ -377,6 +405,13 @@ impl VectorIndexManager {
         self.gate.wait_idle(timeout)
     }
 
+    /// The graph build under way, if any: vectors inserted so far and how many it covers (for
+    /// a progress bar).
+    pub fn build_progress(&self) -> Option<(usize, usize)> {
+        let total = self.progress.total.load(Ordering::Relaxed);
+        (total > 0).then(|| (self.progress.done.load(Ordering::Relaxed).min(total), total))
+    }
+
     /// Rebuilds the graph from the exact index now (for `mira index rebuild`), then saves it.
     /// A build already running is waited for and, when it built from SQLite, kept instead of
     /// building a second time. Searches keep being served meanwhile. Returns the number of
@@ -413,8 +448,7 @@ impl VectorIndexManager {
             return Ok(0);
         }
         let started = Instant::now();
-        let Some(graph) = HnswIndex::build(dim, self.params, &entries, BUILD_THREADS, cancel)?
-        else {
+        let Some(graph) = self.progress.build(dim, self.params, &entries, cancel)? else {
             return Ok(0);
         };
         drop(entries);
@@ -819,18 +853,23 @@ fn background(me: &Weak<VectorIndexManager>, try_load: bool, cancel: &AtomicBool
         }
     }
     // Build without keeping the manager alive: dropping it cancels the build.
-    let (entries, dim, params) = {
+    let (entries, dim, params, progress) = {
         let Some(mgr) = me.upgrade() else {
             return Ok(false);
         };
         let inner = mgr.read();
-        (inner.exact.entries(), inner.exact.dim(), mgr.params)
+        (
+            inner.exact.entries(),
+            inner.exact.dim(),
+            mgr.params,
+            mgr.progress.clone(),
+        )
     };
     if dim == 0 || entries.is_empty() {
         return Ok(true);
     }
     let started = Instant::now();
-    let Some(graph) = HnswIndex::build(dim, params, &entries, BUILD_THREADS, cancel)? else {
+    let Some(graph) = progress.build(dim, params, &entries, cancel)? else {
         return Ok(false);
     };
     drop(entries);

@@ -228,3 +228,63 @@ fn a_version_1_database_is_upgraded_with_its_rows_searchable() {
         assert_eq!(hits.len(), 1, "{q}");
     }
 }
+
+#[test]
+fn a_memory_without_an_embedding_is_listed_until_one_is_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(open(dir.path()));
+    let with = memory("The pool size is 10.", "w");
+    let mut without = memory("Deploys happen on Tuesdays.", "w");
+    without.embedding.clear();
+    let mut gone = memory("The old cache was Redis.", "w");
+    gone.embedding.clear();
+    store
+        .insert_memories(&[with, without.clone(), gone.clone()])
+        .unwrap();
+    assert_eq!(store.stats().unwrap().embeddings, 1);
+    assert_eq!(store.count_without_embedding().unwrap(), 2);
+    let listed = store.without_embedding(10).unwrap();
+    assert_eq!(
+        listed.iter().map(|u| u.id).collect::<Vec<_>>(),
+        vec![without.memory.id, gone.memory.id],
+        "oldest first"
+    );
+    assert_eq!(listed[0].content, "Deploys happen on Tuesdays.");
+    assert_eq!(store.without_embedding(1).unwrap().len(), 1);
+    // The catalog knows the memory without a vector; the vector index gets it once it is set.
+    let index = mira_store::index::VectorIndexManager::open(
+        store.clone(),
+        &dir.path().join("index"),
+        Default::default(),
+    )
+    .unwrap();
+    assert_eq!(index.view(|v| v.catalog().len()), 3);
+    assert_eq!(index.len(), 1);
+
+    store
+        .delete(&mira_store::DeleteScope::Memory(gone.memory.id))
+        .unwrap();
+    let vectors = vec![
+        (without.memory.id, vec![0.25; 4]),
+        (gone.memory.id, vec![0.25; 4]),
+    ];
+    assert_eq!(
+        store.set_embeddings("m2", &vectors).unwrap(),
+        1,
+        "not the deleted one"
+    );
+    assert_eq!(store.set_embeddings("m2", &vectors).unwrap(), 0, "once");
+    assert_eq!(store.count_without_embedding().unwrap(), 0);
+    index.sync_from_store().unwrap();
+    assert_eq!(index.len(), 2);
+    let model: String = store
+        .read(|c| {
+            Ok(c.query_row(
+                "SELECT model FROM embeddings WHERE memory_id = ?1",
+                [without.memory.id.to_string()],
+                |r| r.get(0),
+            )?)
+        })
+        .unwrap();
+    assert_eq!(model, "m2");
+}

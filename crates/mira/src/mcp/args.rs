@@ -27,49 +27,43 @@ use std::sync::Arc;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StoreArgs {
-    /// The text to remember: one self-contained statement that makes sense out of context
-    /// (what, why, who; e.g. "We chose PostgreSQL over MySQL because we need ACID"). Plain
-    /// UTF-8, at most 64 KiB; split longer text into several memories.
+    /// One self-contained statement that makes sense out of context (what, why, who), e.g.
+    /// "We chose PostgreSQL over MySQL for ACID". At most 64 KiB: split longer text.
     #[schemars(with = "String", length(min = 1))]
     pub content: Option<String>,
-    /// The wing: the project or domain this memory belongs to, e.g. "my-app". 1-64 ASCII
-    /// letters, digits, '-', '_' or '.'. Reuse the project's existing wing (mira_status lists
-    /// them) so that recall finds it.
+    /// The project it belongs to, e.g. "my-app": ASCII letters, digits, '-', '_', '.'. Reuse
+    /// the project's existing wing (mira_status lists them).
     #[schemars(with = "String", length(min = 1, max = 64))]
     pub wing: Option<String>,
-    /// The room: a topic inside the wing, same naming rules. Default: the type's room
-    /// (decisions, facts, preferences, session, debug).
+    /// A topic inside the wing, same naming rules. Default: the type's room.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String", length(min = 1, max = 64))]
     pub room: Option<String>,
-    /// The kind of memory: decision, fact, preference, session_note or debug_log. Omit it to
-    /// let mira classify the text.
+    /// The kind of memory; omit it to let mira classify the text.
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "memory_type_schema")]
     pub memory_type: Option<String>,
-    /// Id of an earlier memory this one replaces (as printed by mira_recall or mira_timeline,
-    /// e.g. "3f2c0d1e"). The older memory is marked superseded: still loadable, no longer
-    /// preferred by recall. Newer memories that say they update or contradict an older one are
-    /// detected without it.
+    /// Id of an earlier memory this one replaces (e.g. "3f2c0d1e" from mira_recall): it stays
+    /// loadable but recall prefers the new one. Updates and contradictions stated in the text
+    /// are detected without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub supersedes: Option<String>,
-    /// true: show it in every recall of its wing, before anything else (for standing rules such
-    /// as "never deploy on Fridays"). Default false.
+    /// Show it first in every recall of its wing (standing rules such as "never deploy on
+    /// Fridays").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pinned: Option<bool>,
-    /// When it happened, RFC 3339 (e.g. "2024-03-01T12:00:00Z"). Default: now. For history
-    /// imported from elsewhere: recall shows this date and time order follows it.
+    /// When it happened, RFC 3339 (e.g. "2024-03-01T12:00:00Z"); default now. For history
+    /// imported from elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub created_at: Option<String>,
-    /// The conversation or session it comes from (1-200 characters); memories of one session
-    /// are neighbours for recall. Default: this server's session.
+    /// The conversation it comes from (1-200 characters); memories of one session are
+    /// neighbours for recall. Default: this server's session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub session_id: Option<String>,
-    /// Accepted for compatibility with MIRA's clients and ignored: mira does not store
-    /// per-memory metrics. Do not send it.
+    /// Ignored (accepted for MIRA's clients); do not send it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub metrics: Option<serde::de::IgnoredAny>,
@@ -79,13 +73,12 @@ pub struct StoreArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecallArgs {
-    /// What you are looking for, in words: the task at hand or a question ("how do we deploy
-    /// the API?"). Not blank, at most 10000 characters.
+    /// What you are looking for: the task at hand or a question ("how do we deploy the
+    /// API?").
     #[schemars(with = "String", length(min = 1, max = 10000))]
     pub query: Option<String>,
-    /// Token budget of the returned context (cl100k tokens), a whole number from 1 to 100000.
-    /// Default 4000. The whole answer never exceeds it; with a small budget the less relevant
-    /// memories come as their extracted facts or a one-line header instead of their full text.
+    /// Tokens (cl100k) the whole answer may use; with less room, less relevant memories come
+    /// as facts or a one-line header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "budget_schema")]
     pub budget: Option<Value>,
@@ -97,12 +90,11 @@ pub struct RecallArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String", length(max = 64))]
     pub room: Option<String>,
-    /// Wings to search, in order, when `wing` has no memory at all: comma-separated, e.g.
-    /// "shared,company".
+    /// Wings tried in order when `wing` has no memory, comma-separated, e.g. "shared,company".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub fallback_wings: Option<Value>,
-    /// "relevance" (default: most relevant first) or "time" (oldest first).
+    /// "relevance" (most relevant first, the default) or "time" (oldest first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub order: Option<String>,
@@ -112,8 +104,8 @@ pub struct RecallArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoadArgs {
-    /// The memory's id as printed by mira_recall or mira_timeline: the short id (8 hex digits,
-    /// e.g. "0a1b2c3d"), any longer prefix, or the whole UUID.
+    /// The short id mira_recall or mira_timeline prints (8 hex digits, e.g. "0a1b2c3d"), a
+    /// longer prefix or the UUID.
     #[schemars(with = "String", length(min = 1))]
     pub id: Option<String>,
 }
@@ -127,7 +119,7 @@ pub struct StatusArgs {}
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TimelineArgs {
-    /// Only this wing (project). Default: every wing (each line then starts with its wing).
+    /// Only this wing (project). Default: every wing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String", length(max = 64))]
     pub wing: Option<String>,
@@ -135,37 +127,36 @@ pub struct TimelineArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String", length(max = 64))]
     pub room: Option<String>,
-    /// Only this kind of memory: decision, fact, preference, session_note or debug_log.
+    /// Only this kind of memory.
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "memory_type_schema")]
     pub memory_type: Option<String>,
-    /// Only memories created at or after this time: a date "2025-01-31", an RFC 3339 time, or
-    /// an age such as "7d", "12h", "2w" (ago).
+    /// Created at or after: a date "2025-01-31", an RFC 3339 time, or an age ago ("7d",
+    /// "12h", "2w").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub since: Option<String>,
-    /// Only memories created at or before this time (a bare date includes that whole day);
-    /// same forms as `since`.
+    /// Created at or before (a bare date includes the day); forms of `since`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub until: Option<String>,
-    /// Memories per page, 1 to 1000. Default 100.
+    /// Memories per page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "limit_schema")]
     pub limit: Option<Value>,
-    /// The `next_cursor` printed at the end of the previous page, to get the next one.
+    /// The next_cursor of the previous page, for the next one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub cursor: Option<String>,
-    /// "newest" first (the default) or "oldest" first.
+    /// Newest or oldest first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "order_schema")]
     pub order: Option<String>,
-    /// Also list archived memories (marked [archived]). Default false.
+    /// Also list archived memories.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "bool_schema")]
     pub include_archived: Option<Value>,
-    /// Also list memories replaced by newer ones (marked [superseded by …]). Default false.
+    /// Also list memories replaced by newer ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "bool_schema")]
     pub include_superseded: Option<Value>,
@@ -175,14 +166,14 @@ pub struct TimelineArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CausalArgs {
-    /// The memory's id as printed by mira_recall or mira_timeline ("T0:<uuid>" or "<uuid>").
+    /// The memory's id (short id, prefix or UUID) from mira_recall or mira_timeline.
     #[schemars(with = "String", length(min = 1))]
     pub id: Option<String>,
-    /// How many links to follow from it, 1 to 10. Default 3.
+    /// How many links to follow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "depth_schema")]
     pub max_depth: Option<Value>,
-    /// Also list what the memory led to (downstream), not only its causes. Default false.
+    /// Also list what it led to, not only its causes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "bool_schema")]
     pub include_consequences: Option<Value>,
@@ -192,22 +183,20 @@ pub struct CausalArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ArchiveArgs {
-    /// Archive memories of every type older than this many days (1 to 36500), instead of the
-    /// per-type thresholds.
+    /// Archive memories of every type older than this many days, instead of the thresholds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "days_schema")]
     pub older_than_days: Option<Value>,
-    /// Archive exactly these memories (ids from mira_recall or mira_timeline), instead of the
-    /// thresholds. At most 1000.
+    /// Archive exactly these memories (ids from mira_recall or mira_timeline) instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "id_list_schema")]
     pub ids: Option<Value>,
-    /// Only report what would be archived; change nothing. Default false.
+    /// Only report what would be archived.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "bool_schema")]
     pub dry_run: Option<Value>,
-    /// Un-archive these memories instead (ids as printed by mira_timeline with
-    /// include_archived). Takes no other argument.
+    /// Un-archive these instead (mira_timeline with include_archived lists them); takes no
+    /// other argument.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "id_list_schema")]
     pub restore: Option<Value>,
@@ -217,11 +206,11 @@ pub struct ArchiveArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClearArgs {
-    /// What to delete: "global" (every memory of every wing), "wing" (one whole wing) or "room"
-    /// (one room of a wing; without `room`, the whole wing).
+    /// "global": every wing; "wing": one whole wing; "room": one room of a wing (without
+    /// `room`, the whole wing).
     #[schemars(schema_with = "mode_schema")]
     pub mode: Option<String>,
-    /// The wing to clear (required unless mode is "global").
+    /// The wing to clear (unless mode is global).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String", length(max = 64))]
     pub wing: Option<String>,
@@ -229,8 +218,7 @@ pub struct ClearArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String", length(max = 64))]
     pub room: Option<String>,
-    /// Must be true to delete. Without it nothing is deleted and the answer says how many
-    /// memories would be: show that to the user and ask before confirming.
+    /// Must be true to delete; without it, only what would go is reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "bool_schema")]
     pub confirm: Option<Value>,
@@ -240,7 +228,7 @@ pub struct ClearArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ForgetArgs {
-    /// The id of the memory to delete, as printed by mira_recall or mira_timeline.
+    /// The memory's id (short id, prefix or UUID) from mira_recall or mira_timeline.
     #[schemars(with = "String", length(min = 1))]
     pub id: Option<String>,
 }
@@ -290,6 +278,8 @@ pub fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
         return rmcp::handler::server::common::schema_for_empty_input();
     };
     let mut schema = JsonObject::clone(&schema);
+    // The dialect (2020-12, MCP's default) goes without saying in every tool.
+    schema.remove("$schema");
     let properties = schema
         .entry("properties")
         .or_insert_with(|| Value::Object(JsonObject::new()));

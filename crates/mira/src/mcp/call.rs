@@ -218,13 +218,20 @@ impl Calls {
             .model
             .get_or_try_init(|| async move {
                 let started = Instant::now();
-                tokio::task::spawn_blocking(move || app.embedder().map(|_| ()))
+                let dir = app.model_dir();
+                let loaded = tokio::task::spawn_blocking(move || app.embedder_if_installed())
                     .await
                     .map_err(|e| anyhow::anyhow!("model loader stopped: {e}"))??;
-                tracing::info!(
-                    "embedding model loaded in {} ms",
-                    started.elapsed().as_millis()
-                );
+                match loaded {
+                    Some(_) => tracing::info!(
+                        "embedding model loaded in {} ms",
+                        started.elapsed().as_millis()
+                    ),
+                    None => tracing::warn!(
+                        "no embedding model in {}: memories are stored without a vector and recall ranks by words only; install it with scripts/fetch-model.sh",
+                        dir.display()
+                    ),
+                }
                 anyhow::Ok(())
             })
             .await;

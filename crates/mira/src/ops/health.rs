@@ -103,11 +103,17 @@ fn vector_index(app: &App) -> Check {
 
 fn embedder(app: &App) -> Check {
     if app.embedder_loaded() {
-        Check::ok(format!("{} loaded", app.config.embeddings.current_model))
+        Check::ok(format!("{} loaded", app.model_name()))
+    } else if !app.model_installed() {
+        Check::degraded(format!(
+            "{} not installed in {}: memories are stored without a vector and recall is lexical only; run scripts/fetch-model.sh",
+            app.model_name(),
+            app.model_dir().display()
+        ))
     } else {
         Check::degraded(format!(
             "{} not loaded yet: it loads in the background at start and on first use (model directory {})",
-            app.config.embeddings.current_model,
+            app.model_name(),
             app.model_dir().display()
         ))
     }

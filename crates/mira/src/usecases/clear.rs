@@ -114,13 +114,52 @@ impl ClearScope {
     }
 }
 
+/// What a clear would delete; nothing is deleted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClearPreview {
+    /// The scope.
+    pub scope: ClearScope,
+    /// Memories that would be deleted.
+    pub memories: u64,
+    /// Causal edges that would be deleted.
+    pub edges: u64,
+    /// Tags that would be deleted.
+    pub tags: u64,
+    /// Always true: nothing was deleted.
+    pub dry_run: bool,
+}
+
+/// What clearing `scope` would delete, without deleting anything.
+pub fn preview(app: &App, scope: &ClearScope) -> UseCaseResult<ClearPreview> {
+    let scope = scope.clone().validated()?;
+    let c = app.store.delete_preview(&scope.store_scope())?;
+    Ok(ClearPreview {
+        memories: c.ids.len() as u64,
+        edges: c.edges,
+        tags: c.tags,
+        scope,
+        dry_run: true,
+    })
+}
+
+/// The text form of a preview, for the command line (`--yes` confirms).
+pub fn render_preview_text(p: &ClearPreview) -> String {
+    format!(
+        "Clearing {} would permanently delete {} memories ({} causal edges, {} tags). Nothing was deleted: run the same command with --yes to delete them.\n",
+        p.scope.describe(),
+        p.memories,
+        p.edges,
+        p.tags
+    )
+}
+
 /// A clear request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClearRequest {
     /// What to delete.
     pub scope: ClearScope,
-    /// Must be true (tool `confirm: true`, CLI `--yes`); otherwise nothing is deleted and the
-    /// error says what would be.
+    /// Must be true (tool `confirm: true`); otherwise nothing is deleted and the error says
+    /// what would be (the command line shows [`preview`] instead).
     pub confirm: bool,
 }
 
@@ -173,14 +212,14 @@ pub fn clear(app: &App, req: &ClearRequest) -> UseCaseResult<ClearOutcome> {
     let scope = req.scope.clone().validated()?;
     let store_scope = scope.store_scope();
     if !req.confirm {
-        let c = app.store.delete_preview(&store_scope)?;
+        let p = preview(app, &scope)?;
         return Err(UseCaseError::Invalid(format!(
             "clearing {} would permanently delete {} memories ({} causal edges, {} tags); nothing was deleted. \
-             To proceed, repeat the call with confirm: true (CLI: --yes)",
+             To proceed, repeat the call with confirm: true",
             scope.describe(),
-            c.ids.len(),
-            c.edges,
-            c.tags
+            p.memories,
+            p.edges,
+            p.tags
         )));
     }
     let c = delete(app, &store_scope)?;

@@ -4,6 +4,7 @@ pub mod archive;
 pub mod causal;
 pub mod clear;
 pub mod edit;
+pub mod embed_missing;
 pub mod load;
 pub mod pin;
 pub mod recall;

@@ -38,6 +38,9 @@ pub struct Status {
     pub archived: u64,
     /// Superseded memories.
     pub superseded: u64,
+    /// Memories without an embedding (stored with no model installed): recall ranks them by
+    /// BM25 alone until `mira index embed-missing` computes their vectors.
+    pub without_vector: u64,
     /// Causal edges.
     pub causal_edges: u64,
     /// Tags.
@@ -85,9 +88,8 @@ pub fn status(app: &App) -> UseCaseResult<Status> {
             ConfigSource::File(p) => p.display().to_string(),
             ConfigSource::Defaults => "defaults".into(),
         },
-        model: app.config.embeddings.current_model.clone(),
-        model_present: mira_embed::missing_file(&model_dir, app.config.embeddings.precision)
-            .is_none(),
+        model: app.model_name().to_owned(),
+        model_present: app.model_installed(),
         model_dir: model_dir.display().to_string(),
         uptime_secs: Some(app.started.elapsed().as_secs()),
         index: {
@@ -106,6 +108,7 @@ pub fn status(app: &App) -> UseCaseResult<Status> {
         memories: s.memories,
         archived: s.archived,
         superseded: s.superseded,
+        without_vector: s.memories.saturating_sub(s.embeddings),
         causal_edges: s.edges,
         tags: s.tags,
         total_tokens: s.total_tokens,
@@ -135,7 +138,7 @@ pub fn render_text(s: &Status) -> String {
         if s.model_present {
             "present"
         } else {
-            "missing: run scripts/fetch-model.sh"
+            "missing: recall is lexical only; run scripts/fetch-model.sh"
         }
     );
     if let Some(u) = s.uptime_secs {
@@ -163,6 +166,13 @@ pub fn render_text(s: &Status) -> String {
         "Storage:\n  Memories: {}\n  Archived: {}\n  Superseded: {}",
         s.memories, s.archived, s.superseded
     );
+    let _ = write!(out, "  Without a vector: {}", s.without_vector);
+    if s.without_vector > 0 {
+        out.push_str(
+            " (ranked by BM25 alone; `mira index embed-missing` computes them once the model is installed)",
+        );
+    }
+    out.push('\n');
     let _ = writeln!(
         out,
         "  Causal Edges: {}\n  Tags: {}\n  Total Tokens: {}\n",

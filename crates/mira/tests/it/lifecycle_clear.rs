@@ -195,9 +195,7 @@ fn without_confirmation_nothing_is_deleted_and_the_counts_are_explained() {
                 "{msg}"
             );
             assert!(
-                msg.contains("confirm: true")
-                    && msg.contains("--yes")
-                    && msg.contains("nothing was deleted"),
+                msg.contains("confirm: true") && msg.contains("nothing was deleted"),
                 "{msg}"
             );
         }

@@ -78,7 +78,7 @@ fn timeline_causal_archive_clear_and_forget() {
         "{chain}"
     );
     let missing = uuid::Uuid::new_v4();
-    assert!(fails(mira(d).args(["causal", &missing.to_string()]), 3).contains("mira_timeline"));
+    assert!(fails(mira(d).args(["causal", &missing.to_string()]), 3).contains("`mira timeline`"));
     assert!(fails(mira(d).args(["causal", &a, "--max-depth", "11"]), 2).contains("1 to 10"));
 
     let dry = stdout(mira(d).args(["archive", "--dry-run"]));
@@ -102,10 +102,20 @@ fn timeline_causal_archive_clear_and_forget() {
             .contains("nothing was changed")
     );
 
-    let refused = fails(mira(d).args(["clear", "--wing", "db"]), 2);
+    // Without --yes, a preview: what would go, in the command line's terms, and success.
+    let preview = stdout(mira(d).args(["clear", "--wing", "db"]));
     assert!(
-        refused.contains("would permanently delete 2 memories") && refused.contains("--yes"),
-        "{refused}"
+        preview.starts_with("Clearing wing 'db' (all rooms) would permanently delete 2 memories (")
+            && preview.ends_with(
+                "Nothing was deleted: run the same command with --yes to delete them.\n"
+            ),
+        "{preview}"
+    );
+    let preview: serde_json::Value =
+        serde_json::from_str(&stdout(mira(d).args(["clear", "--all", "--json"]))).unwrap();
+    assert_eq!(
+        (&preview["memories"], &preview["dry_run"]),
+        (&3.into(), &true.into())
     );
     fails(mira(d).arg("clear"), 2);
     fails(mira(d).args(["clear", "--all", "--wing", "db"]), 2);
@@ -115,7 +125,11 @@ fn timeline_causal_archive_clear_and_forget() {
         cleared.starts_with("Cleared 1 memories in wing 'db' / room 'decisions'.\n"),
         "{cleared}"
     );
-    assert!(fails(mira(d).args(["load", &a]), 3).contains("mira_recall"));
+    let gone = fails(mira(d).args(["load", &a]), 3);
+    assert!(
+        gone.contains("`mira recall` or `mira timeline`") && !gone.contains("mira_"),
+        "{gone}"
+    );
 
     let forgot = stdout(mira(d).args(["forget", &format!("T0:{other}")]));
     assert!(

@@ -13,6 +13,7 @@ mod context_block;
 #[cfg(unix)]
 mod crash_harness;
 mod eval_locomo;
+mod first_hour;
 mod lifecycle_archive;
 mod lifecycle_causal;
 mod lifecycle_clear;

@@ -74,9 +74,7 @@ fn export_import_export_is_byte_identical_with_and_without_embeddings() {
     let full = export(src.path(), &["--embeddings"]);
     let plain = export(src.path(), &[]);
     assert_eq!(full.lines().count(), 6);
-    assert!(full.contains(
-        "\"embedding\":{\"model\":\"sentence-transformers/all-MiniLM-L6-v2\",\"dim\":384,"
-    ));
+    assert!(full.contains("\"embedding\":{\"model\":\"all-MiniLM-L6-v2\",\"dim\":384,"));
     assert!(!plain.contains("\"embedding\""));
     assert!(
         plain.contains("\"archived_at\":\"20"),

@@ -35,6 +35,10 @@ pub const MAX_BUDGET: u32 = 100_000;
 /// Below this budget the block leaves out its instructions line: every token goes to memories.
 pub const INSTRUCTIONS_MIN_BUDGET: u32 = 500;
 
+/// The line a recall ranked without the model adds under the query.
+pub const LEXICAL_ONLY_NOTICE: &str =
+    "Note: ranked by words only (no embedding model installed: run scripts/fetch-model.sh).";
+
 /// A recall request.
 #[derive(Debug, Clone, Default)]
 pub struct RecallRequest {
@@ -134,6 +138,9 @@ pub struct RecallOutcome {
     pub relevances: Vec<f32>,
     /// The context block.
     pub text: String,
+    /// Whether the ranking had no query embedding (no model installed): BM25 alone, and the
+    /// block says so under the query.
+    pub lexical_only: bool,
     /// Time spent, in milliseconds.
     pub millis: f64,
 }
@@ -306,19 +313,26 @@ fn sort_by_relevance(cands: &mut [Candidate]) {
     });
 }
 
-/// The ranked candidates of a request (the successors of superseded ones brought in), how many
-/// the ranking returned, and the fallback wing that answered when the primary scope was empty.
-fn ranked(
-    app: &App,
-    req: &RecallRequest,
-    mode: Retrieval,
-) -> UseCaseResult<(Vec<Candidate>, usize, Option<String>)> {
+/// The ranking of a request.
+struct Ranked {
+    /// The candidates in relevance order (the successors of superseded ones brought in).
+    cands: Vec<Candidate>,
+    /// How many the ranking returned.
+    candidates: usize,
+    /// The fallback wing that answered when the primary scope was empty.
+    fallback_wing: Option<String>,
+    /// Whether a mode that wants the query's embedding had none (no model installed).
+    lexical_only: bool,
+}
+
+fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Ranked> {
     sync_index(app);
     let qvec = if mode == Retrieval::LexicalOnly {
         Vec::new()
     } else {
         query_vector(app, &req.query)?
     };
+    let lexical_only = mode != Retrieval::LexicalOnly && qvec.is_empty();
     let r = &app.config.recall.ranking;
     let scopes = std::iter::once((None, req.wing.clone())).chain(
         req.fallback_wings
@@ -355,7 +369,12 @@ fn ranked(
         };
         with_pinned(app, &mut cands, &scope);
     }
-    Ok((cands, candidates, fallback_wing))
+    Ok(Ranked {
+        cands,
+        candidates,
+        fallback_wing,
+        lexical_only,
+    })
 }
 
 /// The ids of a request's memories in relevance order, without allocating a budget (what
@@ -363,7 +382,7 @@ fn ranked(
 pub fn ranking(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Vec<MemoryId>> {
     validate_request(app, req)?;
     Ok(ranked(app, req, mode)?
-        .0
+        .cands
         .iter()
         .map(|c| c.card.id)
         .collect())
@@ -385,7 +404,12 @@ pub fn recall_with(
 ) -> UseCaseResult<RecallOutcome> {
     let started = Instant::now();
     let budget = validate_request(app, req)?;
-    let (cands, candidates, fallback_wing) = ranked(app, req, mode)?;
+    let Ranked {
+        cands,
+        candidates,
+        fallback_wing,
+        lexical_only,
+    } = ranked(app, req, mode)?;
     let ranking = cands.iter().map(|c| c.card.id).collect();
     let relevances = cands.iter().map(|c| c.relevance).collect();
     let frame = Frame {
@@ -394,6 +418,7 @@ pub fn recall_with(
         wing: fallback_wing.as_deref().or(req.wing.as_deref()),
         fallback: fallback_wing.is_some(),
         instructions: app.config.recall.instructions && budget >= INSTRUCTIONS_MIN_BUDGET,
+        notice: lexical_only.then_some(LEXICAL_ONLY_NOTICE),
     };
     let smallest = frame.reserve(1);
     if smallest > budget {
@@ -414,6 +439,7 @@ pub fn recall_with(
         ranking,
         relevances,
         text,
+        lexical_only,
         millis: started.elapsed().as_secs_f64() * 1000.0,
     })
 }

@@ -13,7 +13,8 @@ use mira_core::{expand, fusion};
 use mira_store::index::{unit_cosine, Catalog, IndexView, SearchFilter};
 use std::collections::HashSet;
 
-/// The query's embedding: cached; with expansion, the normalised mean of the variants' embeddings.
+/// The query's embedding: cached; with expansion, the normalised mean of the variants'
+/// embeddings. Empty when no model is installed: recall then ranks by words alone.
 pub fn query_vector(app: &App, query: &str) -> anyhow::Result<Vec<f32>> {
     if let Some(v) = app.query_cache_get(query) {
         return Ok(v);
@@ -25,8 +26,10 @@ pub fn query_vector(app: &App, query: &str) -> anyhow::Result<Vec<f32>> {
         vec![query.to_owned()]
     };
     let refs: Vec<&str> = variants.iter().map(String::as_str).collect();
-    let vectors = app
-        .embedder()?
+    let Some(embedder) = app.embedder_if_installed()? else {
+        return Ok(Vec::new());
+    };
+    let vectors = embedder
         .embed_batch(&refs)
         .context("embedding the query failed")?;
     let v = expand::average(&vectors);

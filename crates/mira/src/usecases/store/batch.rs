@@ -35,8 +35,19 @@ type Embedded = Vec<(usize, Prepared, Vec<f32>)>;
 /// Stores many memories: invalid ones get their error, exact duplicates (in the database or
 /// earlier in the batch) the id of the memory they repeat, the others are written one window
 /// per transaction. Results are in input order. A failure of the model or the database stops
-/// the batch: what was not written gets that error.
+/// the batch: what was not written gets that error. Without a model installed, memories are
+/// written without an embedding.
 pub fn store_batch(app: &App, reqs: Vec<StoreRequest>) -> Vec<UseCaseResult<StoreOutcome>> {
+    store_batch_reporting(app, reqs, &mut |_| {})
+}
+
+/// [`store_batch`], calling `progress` with the number of requests handled (embedded or
+/// answered) after each window, for a progress bar.
+pub fn store_batch_reporting(
+    app: &App,
+    reqs: Vec<StoreRequest>,
+    progress: &mut dyn FnMut(usize),
+) -> Vec<UseCaseResult<StoreOutcome>> {
     let n = reqs.len();
     let mut results: Vec<Option<UseCaseResult<StoreOutcome>>> = (0..n).map(|_| None).collect();
     let failure = std::thread::scope(|s| {
@@ -44,7 +55,7 @@ pub fn store_batch(app: &App, reqs: Vec<StoreRequest>) -> Vec<UseCaseResult<Stor
         let (embedded_tx, embedded_rx) = sync_channel(1);
         s.spawn(|| prepare_windows(app, &reqs, prepared_tx));
         let writer = s.spawn(|| write_windows(app, embedded_rx));
-        let (mut answers, embed_failure) = embed_windows(app, prepared_rx, embedded_tx);
+        let (mut answers, embed_failure) = embed_windows(app, prepared_rx, embedded_tx, progress);
         let (written, write_failure) = writer.join().unwrap_or_else(|_| {
             (
                 Vec::new(),
@@ -87,18 +98,22 @@ fn prepare_windows(
     }
 }
 
-/// Stage 2: answers invalid requests and duplicates of stored memories, embeds the rest.
+/// Stage 2: answers invalid requests and duplicates of stored memories, embeds the rest (no
+/// vector without a model installed); reports the requests handled after each window.
 fn embed_windows(
     app: &App,
     input: Receiver<Vec<(usize, UseCaseResult<Prepared>)>>,
     out: SyncSender<Embedded>,
+    progress: &mut dyn FnMut(usize),
 ) -> (Vec<Answer>, Option<anyhow::Error>) {
     let mut answers = Vec::new();
-    let embedder = match app.embedder() {
+    let embedder = match app.embedder_if_installed() {
         Ok(e) => e,
         Err(e) => return (answers, Some(e)),
     };
+    let mut handled = 0;
     for window in input {
+        handled += window.len();
         let mut fresh = Vec::with_capacity(window.len());
         for (i, prepared) in window {
             match prepared.and_then(|p| Ok((duplicate(app, &p)?, p))) {
@@ -111,9 +126,12 @@ fn embed_windows(
             .iter()
             .map(|(_, p)| p.memory.content.as_str())
             .collect();
-        let vectors = match embedder.embed_batch(&texts).context("embedding failed") {
-            Ok(v) => v,
-            Err(e) => return (answers, Some(e)),
+        let vectors = match &embedder {
+            Some(e) => match e.embed_batch(&texts).context("embedding failed") {
+                Ok(v) => v,
+                Err(e) => return (answers, Some(e)),
+            },
+            None => vec![Vec::new(); texts.len()],
         };
         let embedded = fresh
             .into_iter()
@@ -123,6 +141,7 @@ fn embed_windows(
         if out.send(embedded).is_err() {
             break;
         }
+        progress(handled);
     }
     (answers, None)
 }
@@ -175,6 +194,7 @@ impl Writer {
                 }
                 let copy = StoreOutcome {
                     stored: false,
+                    embedded: false,
                     near_duplicate_of: None,
                     links: Vec::new(),
                     superseded: Vec::new(),

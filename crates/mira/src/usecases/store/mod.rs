@@ -5,8 +5,8 @@
 mod batch;
 mod relate;
 
-pub use batch::store_batch;
 pub(crate) use batch::WINDOW;
+pub use batch::{store_batch, store_batch_reporting};
 
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::webhooks::{EventKind, MemoryEvent};
@@ -20,6 +20,9 @@ use relate::{relate, retraction_targets, Unwritten};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::time::Instant;
+
+/// The line a store without an embedding adds to its answer.
+pub const NO_VECTOR_WARNING: &str = "Warning: stored without a vector (no embedding model installed): recall finds it by its words only until scripts/fetch-model.sh installs the model and `mira index embed-missing` runs";
 
 /// A request to store one memory.
 #[derive(Debug, Clone, Default)]
@@ -80,6 +83,10 @@ pub struct StoreOutcome {
     pub retracted: Vec<MemoryId>,
     /// Secrets replaced by `[REDACTED:<kind>]` before storing (`storage.redact_secrets`).
     pub redacted: u32,
+    /// Whether this call computed and stored the memory's embedding; false when it was stored
+    /// without one (no model installed: recall finds it by its words until
+    /// `mira index embed-missing` computes it) or was a duplicate.
+    pub embedded: bool,
 }
 
 /// A validated request with its derived parts, before embedding.
@@ -223,13 +230,14 @@ fn new_memory(
         superseded: superseded.clone(),
         retracted: retracted.clone(),
         redacted: p.redacted,
+        embedded: !embedding.is_empty(),
     };
     let new = NewMemory {
         content_hash: p.content_hash,
         fingerprint_tokens: p.fingerprint_tokens,
         stored_at: Utc::now().timestamp_millis(),
         metadata: serde_json::Value::Object(metadata).to_string(),
-        model: app.config.embeddings.current_model.clone(),
+        model: app.model_name().to_owned(),
         tags: p.tags,
         edges: links
             .iter()
@@ -274,6 +282,7 @@ fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
         superseded: vec![],
         retracted: vec![],
         redacted: p.redacted,
+        embedded: false,
     }))
 }
 
@@ -285,10 +294,10 @@ pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
     if let Some(dup) = duplicate(app, &p)? {
         return Ok(dup);
     }
-    let embedding = app
-        .embedder()?
-        .embed(&p.memory.content)
-        .context("embedding failed")?;
+    let embedding = match app.embedder_if_installed()? {
+        Some(e) => e.embed(&p.memory.content).context("embedding failed")?,
+        None => Vec::new(),
+    };
     let (new, outcome) = new_memory(app, p, embedding, &Unwritten::default())?;
     app.store.insert_memory(&new)?;
     app.sync_index();
@@ -354,6 +363,10 @@ pub fn render_text(o: &StoreOutcome) -> String {
             "Redacted: {} secret(s) replaced by [REDACTED:<kind>] (storage.redact_secrets)",
             o.redacted
         );
+    }
+    if o.stored && !o.embedded {
+        out.push_str(NO_VECTOR_WARNING);
+        out.push('\n');
     }
     out
 }

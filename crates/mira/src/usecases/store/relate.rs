@@ -84,13 +84,17 @@ struct Earlier<'a> {
 }
 
 /// Causal links and near-duplicate detection against the `causal_lookback` most recent earlier
-/// memories of the wing (within `causal_max_days`), written or not.
+/// memories of the wing (within `causal_max_days`), written or not. Without an embedding (no
+/// model installed) only the updates found by slots are linked: the others need similarity.
 pub(super) fn relate(
     app: &App,
     p: &Prepared,
     embedding: &[f32],
     batch: &Unwritten,
 ) -> UseCaseResult<(Vec<LinkOutcome>, Option<MemoryId>)> {
+    if embedding.is_empty() {
+        return Ok((with_slot_updates(app, &p.memory, Vec::new(), batch)?, None));
+    }
     let x = &app.config.extraction;
     let since =
         (p.memory.created_at - chrono::Duration::days(x.causal_max_days as i64)).timestamp_millis();
@@ -168,7 +172,7 @@ const RETRACT_CANDIDATES: usize = 5;
 
 /// The memory a retraction request in `m` names ([`retract::retraction_terms`]): the most
 /// similar current memory of the wing among the first five that shares one of its words (or
-/// is very similar); none when nothing fits.
+/// is very similar); none when nothing fits, or without an embedding.
 pub(super) fn retraction_targets(
     app: &App,
     m: &Memory,
@@ -179,7 +183,7 @@ pub(super) fn retraction_targets(
         .iter()
         .flat_map(|t| lexical::terms(t))
         .collect();
-    if terms.is_empty() {
+    if terms.is_empty() || embedding.is_empty() {
         return Ok(Vec::new());
     }
     app.sync_index();

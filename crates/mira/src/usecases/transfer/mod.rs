@@ -12,7 +12,7 @@
 
 pub mod line;
 
-use super::store::{store_batch, stored_content};
+use super::store::{store_batch_reporting, stored_content};
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
 use anyhow::Context;
@@ -62,6 +62,9 @@ pub struct ImportReport {
     pub imported: u64,
     /// Of those, how many were embedded here (no usable embedding in the file).
     pub embedded: u64,
+    /// Of those, how many were written without an embedding (none usable in the file and no
+    /// model installed): `mira index embed-missing` computes them later.
+    pub without_vector: u64,
     /// Memories already in the store (same id, or same content in the same wing): skipped.
     pub duplicates: u64,
     /// Causal edges and supersessions now in the store.
@@ -74,7 +77,7 @@ pub struct ImportReport {
     pub errors: Vec<ImportError>,
 }
 
-/// Imports JSON lines from `input`. `progress` is called with the bytes read so far.
+/// Imports JSON lines from `input`. `progress` is called with the lines read so far.
 /// Fails only when the store or the model does; bad lines end up in the report.
 ///
 /// Lines are read, checked and embedded (in fixed-size windows of memories, sorted by length
@@ -114,7 +117,7 @@ fn read_lines<'s, 'a>(
     let mut job = Import::new(scope, app, windows);
     let now = chrono::Utc::now().timestamp_millis();
     let min_entity = app.config.extraction.min_entity_length;
-    let (mut buf, mut line_no, mut read) = (Vec::new(), 0u64, 0u64);
+    let (mut buf, mut line_no) = (Vec::new(), 0u64);
     loop {
         buf.clear();
         let n = input
@@ -124,7 +127,6 @@ fn read_lines<'s, 'a>(
             break;
         }
         line_no += 1;
-        read += n as u64;
         let parsed = std::str::from_utf8(&buf)
             .map_err(|e| {
                 format!(
@@ -152,7 +154,7 @@ fn read_lines<'s, 'a>(
                 message,
             }),
         }
-        progress(read);
+        progress(line_no);
     }
     job.flush()?;
     Ok(job.report)
@@ -160,22 +162,33 @@ fn read_lines<'s, 'a>(
 
 /// Imports a LoCoMo conversation file: one session note per turn in `wing` (default
 /// `locomo-<file stem>`), dated from its session, as `mira eval locomo` ingests it.
-pub fn import_locomo(app: &App, path: &Path, wing: Option<&str>) -> UseCaseResult<ImportReport> {
+/// `progress` is called with the turns stored so far and their total.
+pub fn import_locomo(
+    app: &App,
+    path: &Path,
+    wing: Option<&str>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> UseCaseResult<ImportReport> {
     let conv = crate::eval::parse_conversation(path)
         .map_err(|e| UseCaseError::Invalid(format!("{e:#}")))?;
     let wing = wing.map_or_else(|| conv.wing(), str::to_owned);
     validate::name("wing", &wing)?;
     let mut report = ImportReport::default();
-    for (turn, result) in conv
-        .turns
-        .iter()
-        .zip(store_batch(app, conv.store_requests(&wing)))
-    {
+    let total = conv.turns.len() as u64;
+    progress(0, total);
+    let results = store_batch_reporting(app, conv.store_requests(&wing), &mut |done| {
+        progress(done as u64, total)
+    });
+    for (turn, result) in conv.turns.iter().zip(results) {
         match result {
             Ok(o) if o.stored => {
                 report.imported += 1;
                 report.redacted += u64::from(o.redacted);
-                report.embedded += 1;
+                if o.embedded {
+                    report.embedded += 1;
+                } else {
+                    report.without_vector += 1;
+                }
                 report.links += o.links.len() as u64;
             }
             Ok(_) => report.duplicates += 1,
@@ -270,38 +283,42 @@ impl<'s, 'a> Import<'s, 'a> {
         Ok(())
     }
 
-    /// Whether `p` has no embedding of the current model.
+    /// Whether `p` has no usable embedding: none, an empty one, or one of another model.
     fn needs_embedding(&self, p: &Parsed) -> bool {
-        let model = &self.app.config.embeddings.current_model;
-        p.embedding.as_ref().is_none_or(|e| &e.model != model)
+        !p.embedding
+            .as_ref()
+            .is_some_and(|e| self.app.is_current_model(&e.model) && !e.vector.is_empty())
     }
 
-    /// Embeds what has no usable embedding and hands the window to the writer.
+    /// Embeds what has no usable embedding (without a model installed, it is written without
+    /// one) and hands the window to the writer.
     fn flush(&mut self) -> UseCaseResult<()> {
         let batch = std::mem::take(&mut self.batch);
-        let model = &self.app.config.embeddings.current_model;
+        let app = self.app;
         let missing: Vec<&str> = batch
             .iter()
             .filter(|p| self.needs_embedding(p))
             .map(|p| p.record.content.as_str())
             .collect();
-        let mut fresh = if missing.is_empty() {
-            Vec::new()
-        } else {
-            self.app
-                .embedder()?
-                .embed_batch(&missing)
-                .context("embedding failed")?
+        let embedder = match missing.is_empty() {
+            true => None,
+            false => app.embedder_if_installed()?,
+        };
+        let mut fresh = match &embedder {
+            Some(e) => e.embed_batch(&missing).context("embedding failed")?,
+            None => Vec::new(),
         }
         .into_iter();
-        self.report.embedded += missing.len() as u64;
+        self.report.embedded += fresh.len() as u64;
+        self.report.without_vector += (missing.len() - fresh.len()) as u64;
         let memories = batch
             .into_iter()
             .map(|p| {
+                let needs = self.needs_embedding(&p);
                 let embedding = match p.embedding {
-                    Some(e) if &e.model == model => e,
+                    Some(e) if !needs => e,
                     _ => StoredEmbedding {
-                        model: model.clone(),
+                        model: app.model_name().to_owned(),
                         vector: fresh.next().unwrap_or_default(),
                     },
                 };
@@ -349,6 +366,13 @@ pub fn render_report(r: &ImportReport) -> String {
         "Imported: {} ({} embedded)\nDuplicates skipped: {}\nLinks restored: {}\n",
         r.imported, r.embedded, r.duplicates, r.links
     );
+    if r.without_vector > 0 {
+        let _ = writeln!(
+            out,
+            "Without a vector: {} (no embedding model installed: found by their words only until scripts/fetch-model.sh and `mira index embed-missing`)",
+            r.without_vector
+        );
+    }
     if r.redacted > 0 {
         let _ = writeln!(out, "Secrets redacted: {}", r.redacted);
     }
