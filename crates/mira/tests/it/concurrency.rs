@@ -246,6 +246,10 @@ fn quantile_ms(sorted: &[Duration], p: f64) -> f64 {
     sorted[i].as_secs_f64() * 1000.0
 }
 
+#[allow(
+    clippy::print_stdout,
+    reason = "the load figures, shown with --nocapture"
+)]
 fn report(clients: usize, calls: Vec<(&'static str, Duration)>, secs: f64) {
     let mut all: Vec<Duration> = calls.iter().map(|c| c.1).collect();
     all.sort();

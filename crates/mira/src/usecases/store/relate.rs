@@ -103,7 +103,7 @@ pub(super) fn relate(
         .recent_in_wing(&p.memory.wing, since, x.causal_lookback)?;
     // Unwritten memories were stored after every row of the database: among equal times they
     // come first, as the database orders by time then by insertion, newest first.
-    let mut recent: Vec<Earlier> = batch
+    let mut recent: Vec<Earlier<'_>> = batch
         .of_wing(&p.memory.wing)
         .filter(|m| m.created_at >= since)
         .map(|m| Earlier {
