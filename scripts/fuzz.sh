@@ -17,6 +17,9 @@ if [ ${#targets[@]} -eq 0 ]; then
     mapfile -t targets < <(cargo fuzz list)
 fi
 export RUSTC_BOOTSTRAP=1
+# Line numbers in crash backtraces (the fuzz crate is a workspace member: its own profile
+# section would be ignored).
+export CARGO_PROFILE_RELEASE_DEBUG=1
 opts=(--sanitizer none)
 cargo fuzz build "${opts[@]}"
 failed=()

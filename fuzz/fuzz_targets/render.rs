@@ -2,9 +2,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mira_core::allocate::RenderMode;
 use mira_core::memory::{Memory, MemoryType};
-use mira_core::{fingerprint, render, tokens};
+use mira_core::render::{self, Frame, Placed, RenderMode};
+use mira_core::{fingerprint, sanitize, tokens};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -25,20 +25,38 @@ fuzz_target!(|data: &[u8]| {
         archived: false,
         superseded_by: None,
     };
-    let header = render::header_text(&memory);
-    assert!(!header.contains('\n'), "{header:?}");
+    let (header, _) = render::section(RenderMode::Header, &memory);
+    assert!(!header.trim_end_matches('\n').contains('\n'), "{header:?}");
     let _ = render::fingerprint_text(&memory);
-    let _ = render::mode_costs(&memory);
-    let sections: Vec<String> = [
+    let costs = render::mode_costs(&memory);
+    let sections: Vec<Placed> = [
         RenderMode::Header,
         RenderMode::Fingerprint,
         RenderMode::Verbatim,
     ]
     .into_iter()
-    .enumerate()
-    .map(|(i, mode)| render::section(i + 1, mode, &memory).0)
+    .map(|mode| {
+        let (text, cost) = render::section(mode, &memory);
+        Placed {
+            at: memory.created_at,
+            text,
+            cost,
+        }
+    })
     .collect();
-    let block = render::context_block(query, 4000, Some(query), &sections, 10);
-    assert!(block.starts_with("=== MIRA CONTEXT ===\n"));
-    let _ = render::sanitize(content);
+    assert_eq!(sections[0].cost, costs.header);
+    let frame = Frame {
+        query,
+        budget: 4000,
+        wing: Some(query),
+        fallback: false,
+        instructions: true,
+        notice: Some(content),
+    };
+    let (block, _) = render::context_block(&frame, &sections);
+    assert!(
+        block.starts_with("=== MIRA CONTEXT · 3 memories · "),
+        "{block:?}"
+    );
+    let _ = sanitize::sanitize(content);
 });

@@ -3,7 +3,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mira::mcp::args::{self, *};
+use mira::mcp::args::{
+    self, ArchiveArgs, CausalArgs, ClearArgs, ForgetArgs, LoadArgs, RecallArgs, StatusArgs,
+    StoreArgs, TimelineArgs,
+};
 use mira::usecases::validate;
 use serde_json::Value;
 
@@ -22,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
             let _ = validate::memory_type(t);
         }
         if let Some(id) = &a.supersedes {
-            let _ = validate::memory_id(id);
+            let _ = mira_core::memory::parse_id_ref(id);
         }
     }
     if let Ok(a) = args::parse::<RecallArgs>("mira_recall", obj.clone()) {

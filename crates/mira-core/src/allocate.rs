@@ -23,58 +23,8 @@
 //! [`crate::render::mode_costs`], and of the day lines, [`crate::render::day_line`]). The same
 //! inputs always give the same output.
 
-/// How a selected memory is rendered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum RenderMode {
-    /// A one-line reference: short id, date, type and a few keywords.
-    Header,
-    /// The extracted facts on one line.
-    Fingerprint,
-    /// The original content.
-    Verbatim,
-}
-
-impl RenderMode {
-    /// The lower-case name used in structured results (`header`, `fingerprint`, `verbatim`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RenderMode::Header => "header",
-            RenderMode::Fingerprint => "fingerprint",
-            RenderMode::Verbatim => "verbatim",
-        }
-    }
-}
-
-impl std::fmt::Display for RenderMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The cost of a mode that is not offered: it never fits a budget.
-pub const NOT_OFFERED: u32 = u32::MAX;
-
-/// The exact token cost of a memory's section in each mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct ModeCosts {
-    /// Cost of the header section.
-    pub header: u32,
-    /// Cost of the fingerprint section ([`NOT_OFFERED`] when it would not be worth showing).
-    pub fingerprint: u32,
-    /// Cost of the verbatim section.
-    pub verbatim: u32,
-}
-
-impl ModeCosts {
-    /// The cost of `mode`.
-    pub fn get(&self, mode: RenderMode) -> u32 {
-        match mode {
-            RenderMode::Header => self.header,
-            RenderMode::Fingerprint => self.fingerprint,
-            RenderMode::Verbatim => self.verbatim,
-        }
-    }
-}
+/// The modes and their costs, defined with the rendering they describe.
+pub use crate::render::{ModeCosts, RenderMode, NOT_OFFERED};
 
 /// A candidate memory as the allocator sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -21,7 +21,7 @@
 //! The result is in order of first appearance, without case-insensitive duplicates, at most
 //! [`MAX_ENTITIES`] long.
 
-use crate::fingerprint::{Entity, EntityKind};
+use crate::memory::{Entity, EntityKind};
 use crate::text::{
     extraction_prefix, is_stop_word, is_word_char, lowercase, strip_elision, word_spans, WORD_START,
 };

@@ -1,6 +1,6 @@
 //! Query expansion: the textual variants of a recall query, whose embeddings are averaged.
 //!
-//! The variants are, in order (catalogue §4.2): the trimmed query; its cleaned form when it
+//! The variants are, in order (as the reference builds them): the trimmed query; its cleaned form when it
 //! differs; the cleaned words without stop words when that removes some but not all; the 3
 //! longest words when there are more than 3; the list is cut to `num_variants + 1`.
 //! Deliberate differences from the reference:

@@ -1,6 +1,7 @@
 //! Reciprocal Rank Fusion of the dense and lexical candidate lists.
 //!
-//! `score(id) = Σ over lists containing id of 1/(k + rank)`, ranks from 1 (catalogue §4.4).
+//! `score(id) = Σ over lists containing id of 1/(k + rank)`, ranks from 1, as in the
+//! reference.
 //! Deliberate differences from the reference:
 //! - **Total, deterministic order.** The reference sorted by score only and left ties to map
 //!   iteration order. Here ties go to the id present in more lists, then to the best single

@@ -1,4 +1,4 @@
-//! Memory types, relation types and identifiers.
+//! Memory types, relation types, identifiers and the T1 fingerprint (with its entities).
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -156,6 +156,97 @@ impl FromStr for RelationType {
     }
 }
 
+/// The kind of an extracted entity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntityKind {
+    /// A person's name.
+    Person,
+    /// A technology, product, language or tool.
+    Technology,
+    /// A company, team or other organisation.
+    Organization,
+    /// A place.
+    Location,
+    /// A calendar date or a time expression.
+    Date,
+    /// A version number (`v2`, `1.4.3`).
+    Version,
+    /// An identifier (ticket, issue, hash, UUID).
+    Id,
+    /// An e-mail address.
+    Email,
+    /// A URL.
+    Url,
+    /// Any other proper noun.
+    Other,
+}
+
+/// One entity found in a memory.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Entity {
+    /// The entity as written in the text.
+    pub text: String,
+    /// What kind of entity it is.
+    pub kind: EntityKind,
+}
+
+/// The T1 form of a memory. Serialised with `serde_json` in field order, it is the canonical
+/// JSON stored in the database; extraction is deterministic (same text, same fingerprint).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// The memory type (given or classified).
+    #[serde(rename = "type")]
+    pub memory_type: Option<MemoryType>,
+    /// What the memory is about (at most 3 short phrases); never empty after extraction.
+    pub subjects: Vec<String>,
+    /// People, technologies, dates, versions, ids, e-mails and URLs mentioned.
+    pub entities: Vec<Entity>,
+    /// The option chosen, when the memory records a decision.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub decision: Option<String>,
+    /// Options that were rejected.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub rejected: Vec<String>,
+    /// Reasons given.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub reasons: Vec<String>,
+    /// Who is responsible.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub assignee: Option<String>,
+    /// Who approved or validated it.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub approvals: Vec<String>,
+    /// When it is due.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub deadline: Option<String>,
+    /// Other short factual statements (numbers, settings, states).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub key_facts: Vec<String>,
+}
+
+impl Fingerprint {
+    /// Canonical JSON of this fingerprint.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a fingerprint always serialises")
+    }
+
+    /// The number of extracted facts, the numerator of the allocator's density: 1 for a
+    /// decision, 1 per rejected option, per reason and per approval, 1 for an assignee, 1 for a
+    /// deadline and 1 per key fact. Subjects and entities do not count (every memory has a
+    /// subject, and entities are names rather than facts).
+    pub fn fact_count(&self) -> u32 {
+        let count = usize::from(self.decision.is_some())
+            + self.rejected.len()
+            + self.reasons.len()
+            + self.approvals.len()
+            + usize::from(self.assignee.is_some())
+            + usize::from(self.deadline.is_some())
+            + self.key_facts.len();
+        u32::try_from(count).unwrap_or(u32::MAX)
+    }
+}
+
 /// A stored memory as the recall side sees it (T0 text, T1 fingerprint and metadata).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Memory {
@@ -170,7 +261,7 @@ pub struct Memory {
     /// T0: the verbatim text.
     pub content: String,
     /// T1: the extracted fingerprint.
-    pub fingerprint: crate::fingerprint::Fingerprint,
+    pub fingerprint: Fingerprint,
     /// cl100k tokens of `content`.
     pub token_count: u32,
     /// When it was stored (or when it happened, for imported memories).

@@ -29,12 +29,64 @@
 //! - Stored text is untrusted: bodies pass through [`crate::sanitize`], one-line fields have
 //!   line breaks and control characters turned into spaces.
 
-use crate::allocate::{ModeCosts, RenderMode, NOT_OFFERED};
 use crate::memory::{Memory, MemoryId, MemoryType};
 use crate::sanitize::{is_filtered, sanitize, single_line, FILTERED};
 use crate::tokens;
 use chrono::{DateTime, Utc};
 use std::fmt::Write as _;
+
+/// How a selected memory is rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RenderMode {
+    /// A one-line reference: short id, date, type and a few keywords.
+    Header,
+    /// The extracted facts on one line.
+    Fingerprint,
+    /// The original content.
+    Verbatim,
+}
+
+impl RenderMode {
+    /// The lower-case name used in structured results (`header`, `fingerprint`, `verbatim`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RenderMode::Header => "header",
+            RenderMode::Fingerprint => "fingerprint",
+            RenderMode::Verbatim => "verbatim",
+        }
+    }
+}
+
+impl std::fmt::Display for RenderMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The cost of a mode that is not offered: it never fits a budget.
+pub const NOT_OFFERED: u32 = u32::MAX;
+
+/// The exact token cost of a memory's section in each mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ModeCosts {
+    /// Cost of the header section.
+    pub header: u32,
+    /// Cost of the fingerprint section ([`NOT_OFFERED`] when it would not be worth showing).
+    pub fingerprint: u32,
+    /// Cost of the verbatim section.
+    pub verbatim: u32,
+}
+
+impl ModeCosts {
+    /// The cost of `mode`.
+    pub fn get(&self, mode: RenderMode) -> u32 {
+        match mode {
+            RenderMode::Header => self.header,
+            RenderMode::Fingerprint => self.fingerprint,
+            RenderMode::Verbatim => self.verbatim,
+        }
+    }
+}
 
 /// Version of the section format: section costs stored with a memory are valid only for the
 /// version they were computed with. Bump it whenever [`section`] renders differently.
@@ -377,7 +429,7 @@ pub fn context_block(frame: &Frame<'_>, sections: &[Placed]) -> (String, u32) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::fingerprint::Fingerprint;
+    use crate::memory::Fingerprint;
     use chrono::TimeZone;
     use uuid::Uuid;
 
@@ -391,7 +443,7 @@ pub(crate) mod tests {
             content: content.to_string(),
             fingerprint: Fingerprint::default(),
             token_count: to_u32(tokens::count(content)),
-            created_at: chrono::Utc.with_ymd_and_hms(2026, 4, 9, 12, 0, 0).unwrap(),
+            created_at: Utc.with_ymd_and_hms(2026, 4, 9, 12, 0, 0).unwrap(),
             session_id: None,
             archived: false,
             superseded_by: None,
@@ -615,7 +667,7 @@ pub(crate) mod tests {
         let mut b = memory(2, MemoryType::Fact, "w", "Second.");
         b.created_at = a.created_at + chrono::Duration::hours(2);
         let mut c = memory(3, MemoryType::Fact, "w", "Third.");
-        c.created_at = chrono::Utc.with_ymd_and_hms(2026, 3, 2, 8, 0, 0).unwrap();
+        c.created_at = Utc.with_ymd_and_hms(2026, 3, 2, 8, 0, 0).unwrap();
         let frame = Frame {
             query: "q",
             budget: 4000,

@@ -5,7 +5,7 @@
 //! long. Tags are unique; the first kind wins in the order entity, subject, keyword. At most
 //! [`MAX_TAGS`] tags.
 
-use crate::fingerprint::Fingerprint;
+use crate::memory::Fingerprint;
 use crate::text::{extraction_prefix, is_stop_word, keywords, words};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;

@@ -240,6 +240,7 @@ fn corrupt_graph_or_library_is_reported() {
     assert!(MiniLm::load(dir.path()).is_ok());
 }
 
+#[allow(clippy::print_stdout, reason = "the message, shown with --nocapture")]
 fn assert_invalid(err: EmbedError, file: &str) {
     match &err {
         EmbedError::InvalidModel { path, .. } => assert!(path.ends_with(file), "{err}"),

@@ -83,13 +83,34 @@ pub enum SoulError {
     /// The agent (or model) has no data; the message says how to get some.
     #[error("{0}")]
     NotFound(String),
-    /// The stored data or the database failed.
-    #[error("SOUL storage: {0}")]
-    Storage(String),
+    /// The database failed.
+    #[error("SOUL storage")]
+    Database(#[from] rusqlite::Error),
+    /// The stored data cannot be used: what is wrong, and the error behind it when there is one.
+    #[error("SOUL storage: {what}")]
+    Storage {
+        /// What is wrong, and what to do about it when the user can.
+        what: String,
+        /// The JSON error that made a stored record unreadable (or unwritable).
+        #[source]
+        source: Option<serde_json::Error>,
+    },
 }
 
-impl From<rusqlite::Error> for SoulError {
-    fn from(e: rusqlite::Error) -> Self {
-        SoulError::Storage(e.to_string())
+impl SoulError {
+    /// Stored data that cannot be used, for the reason `what`.
+    pub(crate) fn storage(what: impl Into<String>) -> Self {
+        SoulError::Storage {
+            what: what.into(),
+            source: None,
+        }
+    }
+
+    /// A record that cannot be read or written as JSON (`what` names it).
+    pub(crate) fn json(what: &str) -> impl FnOnce(serde_json::Error) -> Self + '_ {
+        move |e| SoulError::Storage {
+            what: what.to_owned(),
+            source: Some(e),
+        }
     }
 }

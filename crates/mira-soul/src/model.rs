@@ -217,7 +217,7 @@ impl Trait {
         self.confidence > 0.7 && self.evidence_count >= min_observations
     }
 
-    /// "You are <adverb> <name> (confidence NN%)".
+    /// `You are <adverb> <name> (confidence NN%)`.
     pub fn describe(&self) -> String {
         format!(
             "You are {} {} (confidence {:.0}%).",

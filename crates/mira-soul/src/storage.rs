@@ -80,10 +80,10 @@ fn schema_version(conn: &Connection) -> Result<Option<i64>, SoulError> {
         return Ok(None);
     };
     let found: i64 = v.parse().map_err(|_| {
-        SoulError::Storage(format!("soul_meta.schema_version is '{v}', not a number"))
+        SoulError::storage(format!("soul_meta.schema_version is '{v}', not a number"))
     })?;
     if found > SCHEMA_VERSION {
-        return Err(SoulError::Storage(format!(
+        return Err(SoulError::storage(format!(
             "the SOUL tables are at schema version {found}, newer than this mira supports ({SCHEMA_VERSION}); upgrade mira"
         )));
     }
@@ -146,8 +146,7 @@ pub fn overview(conn: &Connection) -> Result<Overview, SoulError> {
 }
 
 fn decode(data: String) -> Result<Identity, SoulError> {
-    serde_json::from_str(&data)
-        .map_err(|e| SoulError::Storage(format!("a stored identity cannot be read: {e}")))
+    serde_json::from_str(&data).map_err(SoulError::json("a stored identity cannot be read"))
 }
 
 /// The latest version of an agent's identity.
@@ -182,8 +181,7 @@ pub fn version_count(conn: &Connection, agent: &str) -> Result<i64, SoulError> {
 
 /// Stores a new version, then keeps only the latest `keep` versions of the agent.
 pub fn insert(conn: &Connection, id: &Identity, keep: usize) -> Result<(), SoulError> {
-    let data = serde_json::to_string(id)
-        .map_err(|e| SoulError::Storage(format!("cannot encode the identity: {e}")))?;
+    let data = serde_json::to_string(id).map_err(SoulError::json("cannot encode the identity"))?;
     conn.execute(
         "INSERT INTO soul_identities (id, agent_id, version, created_at, parent_id, model_id, reason, confidence, data)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -220,7 +218,7 @@ pub fn insert_observation(
     keep: usize,
 ) -> Result<(), SoulError> {
     let data = serde_json::to_string(rec.observation)
-        .map_err(|e| SoulError::Storage(format!("cannot encode the observation: {e}")))?;
+        .map_err(SoulError::json("cannot encode the observation"))?;
     conn.execute(
         "INSERT INTO soul_observations (id, agent_id, model_id, session_id, identity_id, observed_at, data)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -251,9 +249,8 @@ pub fn observations(
     })?;
     let mut out: Vec<Observation> = rows
         .map(|r| {
-            serde_json::from_str(&r?).map_err(|e| {
-                SoulError::Storage(format!("a stored observation cannot be read: {e}"))
-            })
+            serde_json::from_str(&r?)
+                .map_err(SoulError::json("a stored observation cannot be read"))
         })
         .collect::<Result<_, _>>()?;
     out.reverse();
@@ -361,5 +358,29 @@ mod tests {
             Some(5)
         );
         assert!(latest(&conn, "b").expect("latest").is_none());
+    }
+
+    #[test]
+    fn a_storage_error_keeps_its_cause() {
+        use std::error::Error as _;
+        let conn = Connection::open_in_memory().expect("db");
+        init(&conn).expect("init");
+        let id = Identity::neutral("a", "m", 0).derive("m", "capture", 1);
+        insert(&conn, &id, 3).expect("insert");
+        conn.execute("UPDATE soul_identities SET data = 'not json'", [])
+            .expect("damage");
+        let e = latest(&conn, "a").unwrap_err();
+        assert!(matches!(e, SoulError::Storage { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "SOUL storage: a stored identity cannot be read"
+        );
+        let cause = e.source().expect("the JSON error is kept");
+        assert!(cause.is::<serde_json::Error>(), "{cause}");
+        conn.execute("DROP TABLE soul_identities", [])
+            .expect("drop");
+        let e = latest(&conn, "a").unwrap_err();
+        let cause = e.source().expect("the SQLite error is kept");
+        assert!(cause.to_string().contains("no such table"), "{cause}");
     }
 }

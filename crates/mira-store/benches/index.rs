@@ -9,6 +9,7 @@
 //! Run with `cargo bench -p mira-store --bench index -- --warm-up-time 1 --measurement-time 5`.
 //! Besides criterion's output, each size prints one `index-bench:` summary line per figure;
 //! `MIRA_INDEX_BENCH_SIZES=10000` (comma-separated) picks the sizes.
+#![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use mira_core::memory::MemoryId;

@@ -285,7 +285,7 @@ impl dyn MemoryStore + '_ {
         Ok(seqs)
     }
 
-    /// Writes one memory (see [`Self::insert_memories`]); returns its `seq`.
+    /// Writes one memory (see `insert_memories`); returns its `seq`.
     pub fn insert_memory(&self, new: &NewMemory) -> Result<i64> {
         Ok(self.insert_memories(std::slice::from_ref(new))?[0])
     }

@@ -1,8 +1,8 @@
-//! Storage of mira: one model of a stored memory ([`model`]), one interface to a database
-//! ([`MemoryStore`]) with two implementations, SQLite ([`SqliteStore`], the embedded default)
-//! and PostgreSQL with pgvector ([`PgStore`], shared by several servers), and the in-memory
-//! catalog and vector index recall ranks from ([`index`]), kept in step with either database
-//! through its change feed ([`feed`]).
+//! Storage of mira: one model of a stored memory ([`NewMemory`] written, [`StoredMemory`]
+//! read), one interface to a database ([`MemoryStore`]) with two implementations, SQLite
+//! ([`SqliteStore`], the embedded default) and PostgreSQL with pgvector ([`PgStore`], shared by
+//! several servers), and the in-memory catalog and vector index recall ranks from ([`index`]),
+//! kept in step with either database through its change feed ([`feed`]).
 //!
 //! The database is the source of truth. The index is derived data: it can always be rebuilt
 //! from the stored embeddings.

@@ -1,4 +1,9 @@
-//! The command line.
+//! The command line. The doc comments of the argument structs are the `--help` text: plain
+//! text with `<placeholder>`s, not Markdown for rustdoc.
+#![allow(
+    rustdoc::invalid_html_tags,
+    reason = "argument docs are the --help text, written as plain text"
+)]
 
 use crate::config::Config;
 use crate::usecases::{self, store::StoreRequest, UseCaseError};
@@ -192,6 +197,10 @@ pub enum Command {
     Bench {
         /// Store sizes, comma-separated.
         #[arg(long, default_value = "1000,10000", value_parser = crate::bench::parse_sizes)]
+        #[allow(
+            unused_qualifications,
+            reason = "the full path keeps clap from reading a repeated option: one value is the list"
+        )]
         sizes: std::vec::Vec<usize>,
         /// LoCoMo conversations (a folder of JSON files, or one file) to take memories and
         /// questions from (default: built-in project notes).
@@ -564,7 +573,7 @@ fn serve(
 
 /// `mira ui`: the memory browser on `addr`.
 fn browse(cli: &Cli, addr: &str, with_soul: bool) -> Result<ExitCode> {
-    let addr = crate::mcp::parse_addr(addr)?;
+    let addr = crate::serving::parse_addr(addr)?;
     let (mut config, source) = Config::load(cli.config.as_deref())?;
     config.soul.enabled |= with_soul;
     // SOUL's tables are made ready by its first operation (usecases::soul::ensure).

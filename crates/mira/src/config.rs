@@ -13,8 +13,6 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// Informational version block of the reference (ignored).
-    pub system: SystemConfig,
     /// Where the database and the index live.
     pub storage: StorageConfig,
     /// The embedding model.
@@ -39,16 +37,24 @@ pub struct Config {
     pub metrics: MetricsConfig,
     /// Outgoing webhooks.
     pub webhooks: WebhooksConfig,
-    /// Keys of the file that this version no longer uses (see [`RETIRED_KEYS`]), warned about
+    /// Keys of the file that mira accepts and ignores (see [`RETIRED_KEYS`]), warned about
     /// when the application opens.
     #[serde(skip)]
     pub retired_keys: Vec<String>,
 }
 
-/// Keys that earlier versions (and the reference) used and that are accepted but ignored, with
-/// why: recall now ranks by relevance and the allocator walks down that ranking (README,
-/// "Recall quality"), so the reference's scoring stages have no setting left.
+/// Keys that the reference or earlier versions used and that mira accepts but ignores, with
+/// why: recall ranks by relevance and the allocator walks down that ranking (README, "Recall
+/// quality"), so the reference's scoring stages have no setting left, and a few informational
+/// keys of the reference's file have no use here. Each one found is warned about once, when
+/// the application opens.
 pub const RETIRED_KEYS: &[(&str, &str)] = &[
+    ("system", "informational in the reference; mira reports its own version"),
+    ("embeddings.model_hash", "each embedding records the model that computed it"),
+    ("overlap_cache.max_entries", "recall no longer reads the overlap cache; archive trims it by overlap_cache.ttl_days"),
+    ("hnsw.Ml", "the HNSW library derives the level multiplier from hnsw.M"),
+    ("recall.query_expansion.temperature", "query variants are cleaned forms of the query, not sampled"),
+    ("metrics.report_interval_seconds", "/metrics is read when scraped, nothing is reported on a timer"),
     ("decay_rates", "recall no longer weighs memories by age"),
     ("allocator.recency_floor", "recall no longer weighs memories by age"),
     ("allocator.density_sigmoid", "recall no longer weighs memories by fact density"),
@@ -69,18 +75,87 @@ pub const RETIRED_KEYS: &[(&str, &str)] = &[
     ("embeddings.current_model", "mira runs all-MiniLM-L6-v2 from embeddings.model_dir, and each embedding records the model that computed it"),
 ];
 
-/// `system:` (kept for compatibility with the reference's files).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SystemConfig {
-    /// Free-form version string.
-    pub version: String,
-}
-impl Default for SystemConfig {
-    fn default() -> Self {
-        SystemConfig {
-            version: env!("CARGO_PKG_VERSION").into(),
+/// A closed set of configuration words: parsed by serde, so that a wrong value is refused
+/// when the file is read, with the key and the accepted words.
+macro_rules! config_words {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $word:literal $(| $alias:literal)?),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+        pub enum $name {
+            $($(#[$vdoc])* #[serde(rename = $word $(, alias = $alias)?)] $variant,)+
         }
+        impl $name {
+            /// The word as written in the configuration.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $word,)+
+                }
+            }
+        }
+    };
+}
+
+config_words! {
+    /// `storage.sqlite.journal_mode`: SQLite's `PRAGMA journal_mode`.
+    JournalMode {
+        /// Write-ahead log: readers run beside the writer (the default).
+        Wal = "WAL" | "wal",
+        /// Rollback journal, deleted after each transaction.
+        Delete = "DELETE" | "delete",
+        /// Rollback journal, truncated after each transaction.
+        Truncate = "TRUNCATE" | "truncate",
+        /// Rollback journal, its header zeroed after each transaction.
+        Persist = "PERSIST" | "persist",
+        /// Rollback journal in memory.
+        Memory = "MEMORY" | "memory",
+        /// No journal: a crash can corrupt the database.
+        Off = "OFF" | "off",
+    }
+}
+
+config_words! {
+    /// `storage.sqlite.synchronous`: SQLite's `PRAGMA synchronous`.
+    Synchronous {
+        /// No syncing: fast, and a power loss can corrupt the database.
+        Off = "OFF" | "off",
+        /// Durable across process crashes in WAL mode (the default).
+        Normal = "NORMAL" | "normal",
+        /// Synced at every commit.
+        Full = "FULL" | "full",
+        /// As FULL, and the journal's directory too.
+        Extra = "EXTRA" | "extra",
+    }
+}
+
+config_words! {
+    /// `storage.sqlite.temp_store`: SQLite's `PRAGMA temp_store`.
+    TempStore {
+        /// SQLite's compile-time default.
+        Default = "DEFAULT" | "default",
+        /// Temporary tables in files.
+        File = "FILE" | "file",
+        /// Temporary tables in memory (the default).
+        Memory = "MEMORY" | "memory",
+    }
+}
+
+config_words! {
+    /// `recall.superseded`: what recall does with a memory another one superseded.
+    SupersededPolicy {
+        /// Shown as a header only, right after its successor (the default).
+        Header = "header",
+        /// Left out.
+        Exclude = "exclude",
+    }
+}
+
+config_words! {
+    /// `mcp.transport`: how `mira serve` talks to its clients when no `--http` is given.
+    McpTransport {
+        /// Newline-delimited JSON-RPC on stdin/stdout (the default).
+        Stdio = "stdio",
+        /// Streamable HTTP on `mcp.http.addr`.
+        Http = "http",
     }
 }
 
@@ -156,26 +231,26 @@ impl Default for PostgresConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct SqliteConfig {
     /// Journal mode (WAL).
-    pub journal_mode: String,
+    pub journal_mode: JournalMode,
     /// Synchronous level (NORMAL).
-    pub synchronous: String,
+    pub synchronous: Synchronous,
     /// Page cache size (negative: KiB).
     pub cache_size: i64,
     /// Memory-mapped I/O size in bytes.
     pub mmap_size: i64,
     /// Temp store (MEMORY).
-    pub temp_store: String,
+    pub temp_store: TempStore,
     /// Busy timeout in milliseconds (waiting for another writer).
     pub busy_timeout_ms: u64,
 }
 impl Default for SqliteConfig {
     fn default() -> Self {
         SqliteConfig {
-            journal_mode: "WAL".into(),
-            synchronous: "NORMAL".into(),
+            journal_mode: JournalMode::Wal,
+            synchronous: Synchronous::Normal,
             cache_size: -64000,
             mmap_size: 268_435_456,
-            temp_store: "MEMORY".into(),
+            temp_store: TempStore::Memory,
             busy_timeout_ms: 10_000,
         }
     }
@@ -188,8 +263,6 @@ pub struct EmbeddingsConfig {
     /// Folder holding the model files; unset: `$MIRA_MODEL_DIR`, else
     /// `~/.cache/mira/models/all-MiniLM-L6-v2`.
     pub model_dir: Option<PathBuf>,
-    /// Reference key, accepted and ignored (mira names the model instead).
-    pub model_hash: Option<String>,
     /// Embedding dimension (384 for all-MiniLM-L6-v2; other values are rejected).
     pub dimension: usize,
     /// Most texts per forward pass of the model (stores, imports and concurrent requests are
@@ -206,7 +279,6 @@ impl Default for EmbeddingsConfig {
     fn default() -> Self {
         EmbeddingsConfig {
             model_dir: None,
-            model_hash: None,
             dimension: 384,
             batch_size: mira_embed::DEFAULT_BATCH_SIZE,
             cache_size: 1000,
@@ -286,17 +358,12 @@ impl Default for ArchiveThresholds {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct OverlapCacheConfig {
-    /// Entries older than this are recomputed.
+    /// Entries older than this are purged by `mira archive`.
     pub ttl_days: u32,
-    /// The cache is trimmed (oldest first) beyond this many entries.
-    pub max_entries: u64,
 }
 impl Default for OverlapCacheConfig {
     fn default() -> Self {
-        OverlapCacheConfig {
-            ttl_days: 30,
-            max_entries: 1_000_000,
-        }
+        OverlapCacheConfig { ttl_days: 30 }
     }
 }
 
@@ -334,9 +401,6 @@ pub struct HnswConfig {
     /// Graph degree M.
     #[serde(rename = "M")]
     pub m: usize,
-    /// Level multiplier of the reference (accepted; usearch derives it from M).
-    #[serde(rename = "Ml")]
-    pub ml: f64,
     /// Candidate list size while building (0: the library's default).
     pub ef_construction: usize,
     /// Candidate list size while searching.
@@ -348,7 +412,6 @@ impl Default for HnswConfig {
     fn default() -> Self {
         HnswConfig {
             m: 32,
-            ml: 0.25,
             ef_construction: 0,
             ef_search: 100,
             exact_threshold: 20_000,
@@ -365,15 +428,12 @@ pub struct QueryExpansion {
     pub enabled: bool,
     /// Variants besides the original.
     pub num_variants: usize,
-    /// Reference key (unused).
-    pub temperature: f64,
 }
 impl Default for QueryExpansion {
     fn default() -> Self {
         QueryExpansion {
             enabled: false,
             num_variants: 3,
-            temperature: 0.3,
         }
     }
 }
@@ -386,9 +446,8 @@ pub struct RecallConfig {
     pub query_expansion: QueryExpansion,
     /// Close the context block with one line that says how to read it (budgets from 500).
     pub instructions: bool,
-    /// What recall does with a superseded memory: `header` (shown only as a header, after its
-    /// successor) or `exclude` (left out). Its successor is always brought in.
-    pub superseded: String,
+    /// What recall does with a superseded memory (its successor is always brought in).
+    pub superseded: SupersededPolicy,
     /// The relevance ranking.
     pub ranking: RankingConfig,
 }
@@ -434,7 +493,7 @@ impl Default for RecallConfig {
         RecallConfig {
             query_expansion: QueryExpansion::default(),
             instructions: true,
-            superseded: "header".into(),
+            superseded: SupersededPolicy::Header,
             ranking: RankingConfig::default(),
         }
     }
@@ -578,8 +637,8 @@ pub struct McpConfig {
     pub name: String,
     /// Server version announced to clients.
     pub version: String,
-    /// `stdio` or `http`.
-    pub transport: String,
+    /// How `mira serve` talks to its clients when no `--http` is given.
+    pub transport: McpTransport,
     /// Per-request timeout in seconds.
     pub timeout_seconds: u64,
     /// Streamable HTTP transport.
@@ -590,7 +649,7 @@ impl Default for McpConfig {
         McpConfig {
             name: "mira".into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            transport: "stdio".into(),
+            transport: McpTransport::Stdio,
             timeout_seconds: 30,
             http: McpHttpConfig::default(),
         }
@@ -606,8 +665,6 @@ pub struct MetricsConfig {
     pub enabled: Option<bool>,
     /// Listen address (loopback by default).
     pub prometheus_addr: String,
-    /// Reference key (unused).
-    pub report_interval_seconds: u64,
     /// When set, `/metrics` and `/health` require `Authorization: Bearer <token>`
     /// (`/health/live` and `/health/ready` stay open for probes).
     pub auth_token: Option<String>,
@@ -617,7 +674,6 @@ impl Default for MetricsConfig {
         MetricsConfig {
             enabled: None,
             prometheus_addr: "127.0.0.1:9090".into(),
-            report_interval_seconds: 60,
             auth_token: None,
         }
     }
@@ -708,16 +764,14 @@ pub enum ConfigSource {
 fn remove_retired(value: &mut serde_norway::Value) -> Vec<String> {
     let mut found = Vec::new();
     for (key, _) in RETIRED_KEYS {
-        let (parent, leaf) = match key.rsplit_once('.') {
-            Some((p, l)) => (Some(p), l),
-            None => (None, *key),
-        };
-        let map = match parent {
-            Some(p) => value
-                .get_mut(p)
-                .and_then(serde_norway::Value::as_mapping_mut),
-            None => value.as_mapping_mut(),
-        };
+        let mut path: Vec<&str> = key.split('.').collect();
+        let leaf = path.pop().unwrap_or(key);
+        let mut map = value.as_mapping_mut();
+        for part in path {
+            map = map
+                .and_then(|m| m.get_mut(part))
+                .and_then(serde_norway::Value::as_mapping_mut);
+        }
         if map.and_then(|m| m.remove(leaf)).is_some() {
             found.push((*key).to_string());
         }
@@ -934,11 +988,6 @@ impl Config {
             "overlap_cache.ttl_days",
             "must be at least 1",
         )?;
-        check(
-            self.overlap_cache.max_entries >= 1,
-            "overlap_cache.max_entries",
-            "must be at least 1",
-        )?;
         let x = &self.extraction;
         check(
             (1..=64).contains(&x.min_entity_length),
@@ -982,11 +1031,6 @@ impl Config {
             r.query_expansion.num_variants <= 10,
             "recall.query_expansion.num_variants",
             "must be in 0..=10",
-        )?;
-        check(
-            ["header", "exclude"].contains(&r.superseded.as_str()),
-            "recall.superseded",
-            "must be header or exclude",
         )?;
         let k = &r.ranking;
         check(
@@ -1039,11 +1083,6 @@ impl Config {
             s.recall.default_budget_tokens >= 1,
             "soul.recall.default_budget_tokens",
             "must be at least 1",
-        )?;
-        check(
-            ["stdio", "http"].contains(&self.mcp.transport.as_str()),
-            "mcp.transport",
-            "must be stdio or http",
         )?;
         check(
             self.mcp.timeout_seconds >= 1,
@@ -1139,11 +1178,11 @@ impl Config {
     pub fn sqlite_options(&self) -> mira_store::SqliteOptions {
         let s = &self.storage.sqlite;
         mira_store::SqliteOptions {
-            journal_mode: s.journal_mode.clone(),
-            synchronous: s.synchronous.clone(),
+            journal_mode: s.journal_mode.as_str().into(),
+            synchronous: s.synchronous.as_str().into(),
             cache_size: s.cache_size,
             mmap_size: s.mmap_size,
-            temp_store: s.temp_store.clone(),
+            temp_store: s.temp_store.as_str().into(),
             busy_timeout: std::time::Duration::from_millis(s.busy_timeout_ms),
             ..mira_store::SqliteOptions::default()
         }
@@ -1265,6 +1304,61 @@ mod tests {
             .apply_env(|k| (k == "MIRA_STORAGE_BACKEND").then(|| "mysql".into()))
             .unwrap_err();
         assert!(err.to_string().contains("MIRA_STORAGE_BACKEND"), "{err}");
+    }
+
+    #[test]
+    fn reference_keys_without_use_are_accepted_and_warned_about() {
+        let text = "system:\n  version: \"1.0\"\nhnsw:\n  M: 16\n  Ml: 0.25\nrecall:\n  query_expansion:\n    temperature: 0.3\n    num_variants: 2\n";
+        let cfg = Config::from_yaml(text).unwrap();
+        assert_eq!(
+            (cfg.hnsw.m, cfg.recall.query_expansion.num_variants),
+            (16, 2)
+        );
+        let warnings = cfg.retired_key_warnings();
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        for key in [
+            "`system`",
+            "`hnsw.Ml`",
+            "`recall.query_expansion.temperature`",
+        ] {
+            assert!(
+                warnings.iter().any(|w| w.contains(key)),
+                "{key}: {warnings:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn closed_words_are_checked_when_the_file_is_read() {
+        let cfg = Config::from_yaml(
+            "storage:\n  sqlite:\n    journal_mode: delete\n    synchronous: FULL\nrecall:\n  superseded: exclude\nmcp:\n  transport: http\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.storage.sqlite.journal_mode, JournalMode::Delete);
+        assert_eq!(cfg.sqlite_options().journal_mode, "DELETE");
+        assert_eq!(cfg.sqlite_options().synchronous, "FULL");
+        assert_eq!(cfg.recall.superseded, SupersededPolicy::Exclude);
+        assert_eq!(cfg.mcp.transport, McpTransport::Http);
+        for (text, key, words) in [
+            (
+                "recall:\n  superseded: hide\n",
+                "recall.superseded",
+                "`header` or `exclude`",
+            ),
+            (
+                "mcp:\n  transport: sse\n",
+                "mcp.transport",
+                "`stdio` or `http`",
+            ),
+            (
+                "storage:\n  sqlite:\n    synchronous: SOMETIMES\n",
+                "storage.sqlite.synchronous",
+                "`NORMAL`",
+            ),
+        ] {
+            let err = Config::from_yaml(text).unwrap_err().to_string();
+            assert!(err.contains(key) && err.contains(words), "{err}");
+        }
     }
 
     #[test]

@@ -56,7 +56,7 @@
 //! bit for bit); a vector with a NaN or infinite component or of another dimension is refused with
 //! an error, a query of another dimension returns no hits.
 
-mod catalog;
+pub(crate) mod catalog;
 mod exact;
 mod hnsw;
 mod manager;

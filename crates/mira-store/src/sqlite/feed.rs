@@ -2,7 +2,7 @@
 //! anything was committed, the `change_log` table (migration 003) which keys, and the catalog's
 //! rows are read by key.
 
-use super::write::decode_vector;
+use super::vector::decode_vector;
 use super::SqliteStore;
 use crate::feed::{ChangeCursor, Changes, LiveRow, RawCard};
 use crate::model::parse_id;

@@ -11,10 +11,11 @@ pub(crate) mod migrations;
 mod read;
 mod search;
 mod store_impl;
+mod vector;
 mod write;
 
 pub use search::fts_query;
-pub use write::{decode_vector, encode_vector};
+pub use vector::{decode_vector, encode_vector};
 
 use crate::{Result, StoreError};
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
@@ -265,7 +266,7 @@ impl SqliteStore {
         }
     }
 
-    /// [`Store::write`] for callers with their own error type: an error of `f` rolls the
+    /// [`SqliteStore::write`] for callers with their own error type: an error of `f` rolls the
     /// transaction back and is returned unchanged.
     pub fn write_with<T, E: From<StoreError>>(
         &self,
@@ -280,7 +281,7 @@ impl SqliteStore {
         self.read_with(f)
     }
 
-    /// [`Store::read`] for callers with their own error type.
+    /// [`SqliteStore::read`] for callers with their own error type.
     pub fn read_with<T, E>(
         &self,
         f: impl FnOnce(&Connection) -> std::result::Result<T, E>,

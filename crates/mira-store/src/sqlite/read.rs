@@ -1,7 +1,7 @@
 //! Reading memories from SQLite: the row ([`RawRow`]) and the optional [`Parts`], and the reads
 //! a store relates a new memory with.
 
-use super::write::decode_vector;
+use super::vector::decode_vector;
 use crate::model::{
     parse_id, Edge, Embedding, Parts, RawRow, StoreStats, StoredMemory, Unembedded,
 };

@@ -2,31 +2,13 @@
 //! relations a restore applies once both ends exist, and the small updates (pin, costs, edit).
 
 use super::read::exists;
+use super::vector::encode_vector;
 use crate::model::{Edge, NewMemory, Relation, RestoreOutcome};
-use crate::{MemoryEdit, Result, StoreError};
+use crate::{MemoryEdit, Result};
 use mira_core::allocate::ModeCosts;
 use mira_core::memory::MemoryId;
 use mira_core::tags::Tag;
 use rusqlite::{params, Connection};
-
-/// Encodes an embedding as little-endian f32 bytes (SQLite's BLOB).
-pub fn encode_vector(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// Decodes little-endian f32 bytes.
-pub fn decode_vector(bytes: &[u8]) -> Result<Vec<f32>> {
-    if !bytes.len().is_multiple_of(4) {
-        return Err(StoreError::Corrupt(format!(
-            "embedding blob of {} bytes",
-            bytes.len()
-        )));
-    }
-    Ok(bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect())
-}
 
 /// Writes each memory of `batch` (rows first, then their relations, so a memory may relate to
 /// an earlier one of the same batch); returns their `seq`s.

@@ -1,4 +1,8 @@
 //! The integration tests of this crate, one binary: each module was a test file of its own.
+#![allow(
+    clippy::unwrap_used,
+    reason = "helpers unwrap like the tests (clippy.toml's allowance covers only #[test] functions)"
+)]
 
 mod backends;
 mod conformance;

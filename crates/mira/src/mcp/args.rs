@@ -4,6 +4,14 @@
 //! Every field is optional for serde, so that a missing required argument gets mira's own
 //! message instead of serde's; the schemas still list them under `required`. Unknown arguments
 //! are rejected (`additionalProperties: false`).
+//!
+//! The fields' doc comments are their schema descriptions, read by the model: plain text with
+//! `<uuid>`-style placeholders, not Markdown for rustdoc.
+#![allow(
+    rustdoc::invalid_html_tags,
+    rustdoc::broken_intra_doc_links,
+    reason = "field docs are the schema descriptions agents read, written as plain text"
+)]
 
 use crate::usecases::recall::MAX_BUDGET;
 use crate::usecases::{archive, causal, timeline};

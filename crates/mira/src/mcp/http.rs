@@ -59,7 +59,7 @@ pub async fn serve(server: MiraServer, addr: SocketAddr) -> Result<()> {
     eprintln!("mira: memory browser on http://{local}{}", crate::ui::PATH);
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
-            super::shutdown_signal().await;
+            crate::serving::shutdown_signal().await;
             cancel.cancel();
         })
         .await

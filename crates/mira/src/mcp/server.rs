@@ -1,18 +1,12 @@
-//! The MCP tools and the server handler.
-//!
-//! Each tool parses its arguments (errors become `isError: true` results that say how to fix
-//! the call), runs its use case on the blocking pool (SQLite and the model are blocking) under
-//! the `mcp.timeout_seconds` limit, and answers with the reference's text plus the outcome as
-//! structured content.
+//! The MCP server: mira's memory tools, declared once each in [`TOOLS`], and the server
+//! handler (SOUL's tools join them when SOUL is enabled, see `soul_tools`).
 
 use super::args::{
     self, ArchiveArgs, CausalArgs, ClearArgs, ForgetArgs, LoadArgs, RecallArgs, StatusArgs,
     StoreArgs, TimelineArgs,
 };
-use crate::usecases::{
-    archive, causal, clear, load, recall, status, store, timeline, validate, UseCaseError,
-    UseCaseResult,
-};
+use super::call::{self, invalid, success, to_json, Calls, Effect, Failure, Family, Tool};
+use crate::usecases::{archive, causal, clear, load, recall, status, store, timeline, validate};
 use crate::App;
 use rmcp::handler::server::tool::{ToolCallContext, ToolRouter};
 use rmcp::model::{
@@ -20,10 +14,9 @@ use rmcp::model::{
     JsonObject, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler};
-use serde_json::Value;
+use rmcp::{tool_handler, ErrorData, RoleServer, ServerHandler};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The server's `instructions`: the memory loop, for the agent.
 pub const INSTRUCTIONS: &str = "mira is your long-term memory: it persists across sessions and projects.
@@ -51,587 +44,403 @@ const CLEAR_DESCRIPTION: &str = "Permanently delete every memory (mode global), 
 
 const FORGET_DESCRIPTION: &str = "Permanently delete one memory with everything derived from it, when the user asks to forget something. To correct a memory, prefer mira_store with supersedes instead (the old one stays loadable).";
 
+/// What a timeout of a memory tool says.
+const MEMORY: Family = Family {
+    slow_because: "mira may still be loading its model",
+    check_with: "mira_timeline",
+};
+
+/// mira's memory tools, in the order `tools/list` shows them.
+pub(super) const TOOLS: &[Tool] = &[
+    Tool {
+        name: "mira_store",
+        title: "Store a memory",
+        description: STORE_DESCRIPTION,
+        schema: args::input_schema::<StoreArgs>,
+        effect: Effect::Writes,
+        idempotent: true,
+        handler: |c, a| Box::pin(store(c, a)),
+    },
+    Tool {
+        name: "mira_recall",
+        title: "Recall context",
+        description: RECALL_DESCRIPTION,
+        schema: args::input_schema::<RecallArgs>,
+        effect: Effect::Reads,
+        idempotent: true,
+        handler: |c, a| Box::pin(recall(c, a)),
+    },
+    Tool {
+        name: "mira_load",
+        title: "Load a memory",
+        description: LOAD_DESCRIPTION,
+        schema: args::input_schema::<LoadArgs>,
+        effect: Effect::Reads,
+        idempotent: true,
+        handler: |c, a| Box::pin(load(c, a)),
+    },
+    Tool {
+        name: "mira_status",
+        title: "Memory status",
+        description: STATUS_DESCRIPTION,
+        schema: args::input_schema::<StatusArgs>,
+        effect: Effect::Reads,
+        idempotent: true,
+        handler: |c, a| Box::pin(status(c, a)),
+    },
+    Tool {
+        name: "mira_timeline",
+        title: "Timeline",
+        description: TIMELINE_DESCRIPTION,
+        schema: args::input_schema::<TimelineArgs>,
+        effect: Effect::Reads,
+        idempotent: true,
+        handler: |c, a| Box::pin(timeline(c, a)),
+    },
+    Tool {
+        name: "mira_causal_chain",
+        title: "Causal chain",
+        description: CAUSAL_DESCRIPTION,
+        schema: args::input_schema::<CausalArgs>,
+        effect: Effect::Reads,
+        idempotent: true,
+        handler: |c, a| Box::pin(causal_chain(c, a)),
+    },
+    Tool {
+        name: "mira_archive",
+        title: "Archive old memories",
+        description: ARCHIVE_DESCRIPTION,
+        schema: args::input_schema::<ArchiveArgs>,
+        effect: Effect::Removes,
+        idempotent: true,
+        handler: |c, a| Box::pin(archive(c, a)),
+    },
+    Tool {
+        name: "mira_clear_memory",
+        title: "Clear memories",
+        description: CLEAR_DESCRIPTION,
+        schema: args::input_schema::<ClearArgs>,
+        effect: Effect::Removes,
+        idempotent: true,
+        handler: |c, a| Box::pin(clear(c, a)),
+    },
+    Tool {
+        name: "mira_forget",
+        title: "Forget a memory",
+        description: FORGET_DESCRIPTION,
+        schema: args::input_schema::<ForgetArgs>,
+        effect: Effect::Removes,
+        idempotent: true,
+        handler: |c, a| Box::pin(forget(c, a)),
+    },
+];
+
 /// The MCP server: the tools over a shared application.
 #[derive(Clone)]
 pub struct MiraServer {
-    app: Arc<App>,
-    model: Arc<tokio::sync::OnceCell<()>>,
-    timeout: Duration,
+    calls: Calls,
     tool_router: ToolRouter<MiraServer>,
 }
 
 impl std::fmt::Debug for MiraServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MiraServer")
-            .field("app", &self.app)
+            .field("app", self.calls.app())
             .finish_non_exhaustive()
     }
 }
 
-/// Why a tool call failed.
-pub(super) enum Failure {
-    /// The use case said no.
-    UseCase(UseCaseError),
-    /// It took longer than `mcp.timeout_seconds`.
-    Timeout,
-}
-
-impl From<UseCaseError> for Failure {
-    fn from(e: UseCaseError) -> Self {
-        Failure::UseCase(e)
+impl AsRef<Calls> for MiraServer {
+    fn as_ref(&self) -> &Calls {
+        &self.calls
     }
 }
 
-pub(super) fn invalid(msg: impl Into<String>) -> Failure {
-    Failure::UseCase(UseCaseError::Invalid(msg.into()))
-}
-
-pub(super) fn success(text: String, structured: Value) -> CallToolResult {
-    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(structured);
-    result
-}
-
-pub(super) fn to_json<T: serde::Serialize>(value: &T) -> Value {
-    serde_json::to_value(value).unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
-}
-
-#[tool_router]
 impl MiraServer {
     /// A server over `app` (the HTTP transport clones it for each session), with the soul tools
     /// when SOUL is enabled.
     pub fn new(app: Arc<App>) -> Self {
-        let timeout = Duration::from_secs(app.config.mcp.timeout_seconds.max(1));
-        let tool_router = Self::tool_router() + Self::soul_tools(&app);
+        let tool_router = call::router(TOOLS, &MEMORY) + super::soul_tools::router(&app);
         MiraServer {
-            app,
-            model: Arc::new(tokio::sync::OnceCell::new()),
-            timeout,
+            calls: Calls::new(app),
             tool_router,
         }
     }
 
     /// The application it serves.
     pub fn app(&self) -> &Arc<App> {
-        &self.app
+        self.calls.app()
     }
 
     /// Starts loading the embedding model and the token counter in the background (call it
     /// once, at start), so that the first store or recall does not pay for it.
     pub fn warm_up(&self) {
-        let server = self.clone();
-        tokio::spawn(async move { server.model_ready().await });
-        tokio::task::spawn_blocking(mira_core::tokens::warm_up);
+        self.calls.warm_up();
     }
+}
 
-    /// Waits until the model is loaded (loading it if nobody is). A failure is logged and not
-    /// remembered: the use case reports it, and the next call tries again.
-    async fn model_ready(&self) {
-        let app = self.app.clone();
-        let loaded = self
-            .model
-            .get_or_try_init(|| async move {
-                let started = Instant::now();
-                let dir = app.model_dir();
-                let loaded = tokio::task::spawn_blocking(move || app.embedder_if_installed())
-                    .await
-                    .map_err(|e| anyhow::anyhow!("model loader stopped: {e}"))??;
-                match loaded {
-                    Some(_) => tracing::info!(
-                        "embedding model loaded in {} ms",
-                        started.elapsed().as_millis()
-                    ),
-                    None => tracing::warn!(
-                        "no embedding model in {}: memories are stored without a vector and recall ranks by words only; install it with scripts/fetch-model.sh",
-                        dir.display()
-                    ),
-                }
-                anyhow::Ok(())
-            })
-            .await;
-        if let Err(e) = loaded {
-            tracing::warn!("embedding model not loaded: {e:#}");
-        }
+/// "Existing wings: …" for error messages.
+async fn wing_hint(c: &Calls) -> String {
+    match c.run(false, |app| Ok(app.store.wings()?)).await {
+        Ok(w) => validate::wings_hint(&w),
+        Err(_) => "mira_status lists the existing wings.".into(),
     }
+}
 
-    /// Runs a use case on the blocking pool within the time limit.
-    pub(super) async fn run<T, F>(&self, needs_model: bool, f: F) -> Result<T, Failure>
-    where
-        T: Send + 'static,
-        F: FnOnce(&App) -> UseCaseResult<T> + Send + 'static,
-    {
-        let app = self.app.clone();
-        let work = async move {
-            if needs_model {
-                self.model_ready().await;
-            }
-            match tokio::task::spawn_blocking(move || f(&app)).await {
-                Ok(r) => r.map_err(Failure::from),
-                Err(e) => Err(Failure::UseCase(UseCaseError::Internal(anyhow::anyhow!(
-                    "the call failed unexpectedly: {e}"
-                )))),
-            }
-        };
-        tokio::time::timeout(self.timeout, work)
+/// Checks a wing name, adding the existing wings to the error.
+async fn check_wing(c: &Calls, wing: &str) -> Result<(), Failure> {
+    match validate::name("wing", wing) {
+        Ok(()) => Ok(()),
+        Err(e) => Err(invalid(format!("{e}. {}", wing_hint(c).await))),
+    }
+}
+
+async fn store(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: StoreArgs = args::parse("mira_store", arguments).map_err(invalid)?;
+    let Some(content) = a.content else {
+        return Err(invalid(
+            "mira_store needs `content`: the text to remember, one self-contained statement (at most 64 KiB).",
+        ));
+    };
+    let Some(wing) = args::non_blank(a.wing) else {
+        return Err(invalid(format!(
+            "mira_store needs `wing`: the project this memory belongs to. {}",
+            wing_hint(c).await
+        )));
+    };
+    check_wing(c, &wing).await?;
+    if a.metrics.is_some() {
+        tracing::debug!("mira_store: `metrics` is accepted for compatibility and ignored");
+    }
+    let req = store::StoreRequest {
+        content,
+        wing,
+        room: args::non_blank(a.room),
+        memory_type: args::non_blank(a.memory_type),
+        supersedes: args::non_blank(a.supersedes),
+        pinned: a.pinned.unwrap_or(false),
+        created_at: args::non_blank(a.created_at)
+            .map(|t| validate::created_at(&t))
+            .transpose()
+            .map_err(|e| invalid(e.to_string()))?,
+        session_id: args::non_blank(a.session_id),
+    };
+    c.answer(true, move |app| store::store(app, req), store::render_text)
+        .await
+}
+
+async fn recall(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: RecallArgs = args::parse("mira_recall", arguments).map_err(invalid)?;
+    let Some(query) = a.query else {
+        return Err(invalid(
+            "mira_recall needs `query`: what you are looking for, e.g. the task you are starting.",
+        ));
+    };
+    let budget = args::budget(a.budget.as_ref(), c.app().config.allocator.default_budget)
+        .map_err(invalid)?;
+    let fallback_wings =
+        args::string_list("fallback_wings", a.fallback_wings.as_ref()).map_err(invalid)?;
+    let wing = args::non_blank(a.wing);
+    for w in wing.iter().chain(&fallback_wings) {
+        check_wing(c, w).await?;
+    }
+    let order = match args::non_blank(a.order) {
+        Some(o) => o.parse().map_err(invalid)?,
+        None => recall::Order::default(),
+    };
+    let req = recall::RecallRequest {
+        query,
+        budget,
+        wing: wing.clone(),
+        room: args::non_blank(a.room),
+        fallback_wings,
+        order,
+        ..recall::RecallRequest::default()
+    };
+    let outcome = c.run(true, move |app| recall::recall(app, &req)).await?;
+    let mut result = success(outcome.text.clone(), to_json(&outcome));
+    if let (true, Some(w)) = (outcome.items.is_empty(), &wing) {
+        let known = c
+            .run(false, |app| Ok(app.store.wings()?))
             .await
-            .unwrap_or(Err(Failure::Timeout))
-    }
-
-    /// The answer to a failed call: a tool error the model can act on.
-    pub(super) fn failure(&self, tool: &str, f: Failure) -> CallToolResult {
-        let msg = match f {
-            Failure::UseCase(UseCaseError::Invalid(m) | UseCaseError::NotFound(m)) => m,
-            Failure::UseCase(UseCaseError::Internal(e)) => {
-                tracing::error!("{tool}: {e:#}");
-                format!("{tool} failed inside mira: {e:#}. This is not caused by your arguments: retry later, or ask the user to check mira's log.")
-            }
-            Failure::Timeout => {
-                tracing::warn!("{tool}: no answer within {} s", self.timeout.as_secs());
-                format!(
-                    "{tool} did not finish within {} s (mcp.timeout_seconds); mira may still be loading its model. Retry in a moment{}.",
-                    self.timeout.as_secs(),
-                    if matches!(tool, "mira_store" | "mira_archive" | "mira_clear_memory" | "mira_forget") {
-                        " (it may have completed anyway: check with mira_timeline before repeating it)"
-                    } else {
-                        ""
-                    }
-                )
-            }
-        };
-        CallToolResult::error(vec![ContentBlock::text(msg)])
-    }
-
-    /// "Existing wings: …" for error messages.
-    async fn wing_hint(&self) -> String {
-        match self.run(false, |app| Ok(app.store.wings()?)).await {
-            Ok(w) => validate::wings_hint(&w),
-            Err(_) => "mira_status lists the existing wings.".into(),
-        }
-    }
-
-    /// Checks a wing name, adding the existing wings to the error.
-    async fn check_wing(&self, wing: &str) -> Result<(), Failure> {
-        match validate::name("wing", wing) {
-            Ok(()) => Ok(()),
-            Err(e) => Err(invalid(format!("{e}. {}", self.wing_hint().await))),
-        }
-    }
-
-    #[tool(
-        name = "mira_store",
-        description = STORE_DESCRIPTION,
-        input_schema = args::input_schema::<StoreArgs>(),
-        annotations(
-            title = "Store a memory",
-            read_only_hint = false,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn mira_store(&self, arguments: JsonObject) -> CallToolResult {
-        match self.do_store(arguments).await {
-            Ok(r) => r,
-            Err(f) => self.failure("mira_store", f),
-        }
-    }
-
-    async fn do_store(&self, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-        let a: StoreArgs = args::parse("mira_store", arguments).map_err(invalid)?;
-        let Some(content) = a.content else {
-            return Err(invalid(
-                "mira_store needs `content`: the text to remember, one self-contained statement (at most 64 KiB).",
-            ));
-        };
-        let Some(wing) = args::non_blank(a.wing) else {
-            return Err(invalid(format!(
-                "mira_store needs `wing`: the project this memory belongs to. {}",
-                self.wing_hint().await
+            .unwrap_or_default();
+        if !known.contains(w) {
+            result.content.push(ContentBlock::text(format!(
+                "Note: wing '{w}' has no memories. {}",
+                wing_hint(c).await
             )));
-        };
-        self.check_wing(&wing).await?;
-        if a.metrics.is_some() {
-            tracing::debug!("mira_store: `metrics` is accepted for compatibility and ignored");
-        }
-        let req = store::StoreRequest {
-            content,
-            wing,
-            room: args::non_blank(a.room),
-            memory_type: args::non_blank(a.memory_type),
-            supersedes: args::non_blank(a.supersedes),
-            pinned: a.pinned.unwrap_or(false),
-            created_at: args::non_blank(a.created_at)
-                .map(|t| validate::created_at(&t))
-                .transpose()
-                .map_err(|e| invalid(e.to_string()))?,
-            session_id: args::non_blank(a.session_id),
-        };
-        let outcome = self.run(true, move |app| store::store(app, req)).await?;
-        Ok(success(store::render_text(&outcome), to_json(&outcome)))
-    }
-
-    #[tool(
-        name = "mira_recall",
-        description = RECALL_DESCRIPTION,
-        input_schema = args::input_schema::<RecallArgs>(),
-        annotations(
-            title = "Recall context",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn mira_recall(&self, arguments: JsonObject) -> CallToolResult {
-        match self.do_recall(arguments).await {
-            Ok(r) => r,
-            Err(f) => self.failure("mira_recall", f),
         }
     }
+    Ok(result)
+}
 
-    async fn do_recall(&self, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-        let a: RecallArgs = args::parse("mira_recall", arguments).map_err(invalid)?;
-        let Some(query) = a.query else {
-            return Err(invalid(
-                "mira_recall needs `query`: what you are looking for, e.g. the task you are starting.",
-            ));
-        };
-        let budget = args::budget(a.budget.as_ref(), self.app.config.allocator.default_budget)
-            .map_err(invalid)?;
-        let fallback_wings =
-            args::string_list("fallback_wings", a.fallback_wings.as_ref()).map_err(invalid)?;
-        let wing = args::non_blank(a.wing);
-        for w in wing.iter().chain(&fallback_wings) {
-            self.check_wing(w).await?;
-        }
-        let order = match args::non_blank(a.order) {
-            Some(o) => o.parse().map_err(invalid)?,
-            None => recall::Order::default(),
-        };
-        let req = recall::RecallRequest {
-            query,
-            budget,
-            wing: wing.clone(),
-            room: args::non_blank(a.room),
-            fallback_wings,
-            order,
-            ..recall::RecallRequest::default()
-        };
-        let outcome = self.run(true, move |app| recall::recall(app, &req)).await?;
-        let mut result = success(outcome.text.clone(), to_json(&outcome));
-        if let (true, Some(w)) = (outcome.items.is_empty(), &wing) {
-            let known = self
-                .run(false, |app| Ok(app.store.wings()?))
-                .await
-                .unwrap_or_default();
-            if !known.contains(w) {
-                result.content.push(ContentBlock::text(format!(
-                    "Note: wing '{w}' has no memories. {}",
-                    self.wing_hint().await
-                )));
-            }
-        }
-        Ok(result)
-    }
+async fn load(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: LoadArgs = args::parse("mira_load", arguments).map_err(invalid)?;
+    let Some(id) = args::non_blank(a.id) else {
+        return Err(invalid(
+            "mira_load needs `id`: a memory id exactly as printed by mira_recall or mira_timeline (T0:<uuid>).",
+        ));
+    };
+    let (loaded, slot) = c
+        .run(false, move |app| {
+            let loaded = load::load(app, &id)?;
+            let slot = load::replaced_slot(app, &loaded)?;
+            Ok((loaded, slot))
+        })
+        .await?;
+    Ok(success(
+        load::render_text(&loaded, slot.as_deref()),
+        load::to_json(&loaded),
+    ))
+}
 
-    #[tool(
-        name = "mira_load",
-        description = LOAD_DESCRIPTION,
-        input_schema = args::input_schema::<LoadArgs>(),
-        annotations(
-            title = "Load a memory",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn mira_load(&self, arguments: JsonObject) -> CallToolResult {
-        match self.do_load(arguments).await {
-            Ok(r) => r,
-            Err(f) => self.failure("mira_load", f),
-        }
-    }
+async fn status(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
+    let _: StatusArgs = args::parse("mira_status", arguments).map_err(invalid)?;
+    c.answer(false, status::status, status::render_text).await
+}
 
-    async fn do_load(&self, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-        let a: LoadArgs = args::parse("mira_load", arguments).map_err(invalid)?;
-        let Some(id) = args::non_blank(a.id) else {
-            return Err(invalid(
-                "mira_load needs `id`: a memory id exactly as printed by mira_recall or mira_timeline (T0:<uuid>).",
-            ));
-        };
-        let (loaded, slot) = self
-            .run(false, move |app| {
-                let loaded = load::load(app, &id)?;
-                let slot = load::replaced_slot(app, &loaded)?;
-                Ok((loaded, slot))
-            })
-            .await?;
-        Ok(success(
-            load::render_text(&loaded, slot.as_deref()),
-            load::to_json(&loaded),
-        ))
+async fn timeline(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: TimelineArgs = args::parse("mira_timeline", arguments).map_err(invalid)?;
+    let limit_hint = format!(
+        "give 1 to {} (default {})",
+        timeline::MAX_LIMIT,
+        timeline::DEFAULT_LIMIT
+    );
+    let wing = args::non_blank(a.wing);
+    if let Some(w) = &wing {
+        check_wing(c, w).await?;
     }
-
-    #[tool(
-        name = "mira_status",
-        description = STATUS_DESCRIPTION,
-        input_schema = args::input_schema::<StatusArgs>(),
-        annotations(
-            title = "Memory status",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn mira_status(&self, arguments: JsonObject) -> CallToolResult {
-        match self.do_status(arguments).await {
-            Ok(r) => r,
-            Err(f) => self.failure("mira_status", f),
-        }
-    }
-
-    async fn do_status(&self, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-        let _: StatusArgs = args::parse("mira_status", arguments).map_err(invalid)?;
-        let s = self.run(false, status::status).await?;
-        Ok(success(status::render_text(&s), to_json(&s)))
-    }
-    #[tool(
-        name = "mira_timeline",
-        description = TIMELINE_DESCRIPTION,
-        input_schema = args::input_schema::<TimelineArgs>(),
-        annotations(
-            title = "Timeline",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn mira_timeline(&self, arguments: JsonObject) -> CallToolResult {
-        match self.do_timeline(arguments).await {
-            Ok(r) => r,
-            Err(f) => self.failure("mira_timeline", f),
-        }
-    }
-
-    async fn do_timeline(&self, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-        let a: TimelineArgs = args::parse("mira_timeline", arguments).map_err(invalid)?;
-        let limit_hint = format!(
-            "give 1 to {} (default {})",
-            timeline::MAX_LIMIT,
-            timeline::DEFAULT_LIMIT
-        );
-        let wing = args::non_blank(a.wing);
-        if let Some(w) = &wing {
-            self.check_wing(w).await?;
-        }
-        let req = timeline::TimelineRequest {
-            wing,
-            room: args::non_blank(a.room),
-            memory_type: args::non_blank(a.memory_type),
-            since: args::non_blank(a.since),
-            until: args::non_blank(a.until),
-            limit: args::integer("limit", a.limit.as_ref(), &limit_hint).map_err(invalid)?,
-            cursor: args::non_blank(a.cursor),
-            order: args::non_blank(a.order),
-            include_archived: args::flag("include_archived", a.include_archived.as_ref())
-                .map_err(invalid)?,
-            include_superseded: args::flag("include_superseded", a.include_superseded.as_ref())
-                .map_err(invalid)?,
-            now: None,
-        };
-        let outcome = self
-            .run(false, move |app| timeline::timeline(app, &req))
-            .await?;
-        Ok(success(timeline::render_text(&outcome), to_json(&outcome)))
-    }
-
-    #[tool(
-        name = "mira_causal_chain",
-        description = CAUSAL_DESCRIPTION,
-        input_schema = args::input_schema::<CausalArgs>(),
-        annotations(
-            title = "Causal chain",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn mira_causal_chain(&self, arguments: JsonObject) -> CallToolResult {
-        match self.do_causal(arguments).await {
-            Ok(r) => r,
-            Err(f) => self.failure("mira_causal_chain", f),
-        }
-    }
-
-    async fn do_causal(&self, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-        let a: CausalArgs = args::parse("mira_causal_chain", arguments).map_err(invalid)?;
-        let Some(id) = args::non_blank(a.id) else {
-            return Err(invalid(
-                "mira_causal_chain needs `id`: a memory id as printed by mira_recall or mira_timeline (T0:<uuid>).",
-            ));
-        };
-        let depth_hint = format!(
-            "give 1 to {} (default {})",
-            causal::MAX_DEPTH,
-            causal::DEFAULT_DEPTH
-        );
-        let req = causal::CausalRequest {
-            id,
-            max_depth: args::integer("max_depth", a.max_depth.as_ref(), &depth_hint)
-                .map_err(invalid)?,
-            include_consequences: args::flag(
-                "include_consequences",
-                a.include_consequences.as_ref(),
-            )
+    let req = timeline::TimelineRequest {
+        wing,
+        room: args::non_blank(a.room),
+        memory_type: args::non_blank(a.memory_type),
+        since: args::non_blank(a.since),
+        until: args::non_blank(a.until),
+        limit: args::integer("limit", a.limit.as_ref(), &limit_hint).map_err(invalid)?,
+        cursor: args::non_blank(a.cursor),
+        order: args::non_blank(a.order),
+        include_archived: args::flag("include_archived", a.include_archived.as_ref())
             .map_err(invalid)?,
-        };
-        let chain = self
-            .run(false, move |app| causal::causal_chain(app, &req))
-            .await?;
-        Ok(success(causal::render_text(&chain), to_json(&chain)))
-    }
+        include_superseded: args::flag("include_superseded", a.include_superseded.as_ref())
+            .map_err(invalid)?,
+        now: None,
+    };
+    c.answer(
+        false,
+        move |app| timeline::timeline(app, &req),
+        timeline::render_text,
+    )
+    .await
+}
 
-    #[tool(
-        name = "mira_archive",
-        description = ARCHIVE_DESCRIPTION,
-        input_schema = args::input_schema::<ArchiveArgs>(),
-        annotations(
-            title = "Archive old memories",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn mira_archive(&self, arguments: JsonObject) -> CallToolResult {
-        match self.do_archive(arguments).await {
-            Ok(r) => r,
-            Err(f) => self.failure("mira_archive", f),
-        }
-    }
+async fn causal_chain(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: CausalArgs = args::parse("mira_causal_chain", arguments).map_err(invalid)?;
+    let Some(id) = args::non_blank(a.id) else {
+        return Err(invalid(
+            "mira_causal_chain needs `id`: a memory id as printed by mira_recall or mira_timeline (T0:<uuid>).",
+        ));
+    };
+    let depth_hint = format!(
+        "give 1 to {} (default {})",
+        causal::MAX_DEPTH,
+        causal::DEFAULT_DEPTH
+    );
+    let req = causal::CausalRequest {
+        id,
+        max_depth: args::integer("max_depth", a.max_depth.as_ref(), &depth_hint)
+            .map_err(invalid)?,
+        include_consequences: args::flag("include_consequences", a.include_consequences.as_ref())
+            .map_err(invalid)?,
+    };
+    c.answer(
+        false,
+        move |app| causal::causal_chain(app, &req),
+        causal::render_text,
+    )
+    .await
+}
 
-    async fn do_archive(&self, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-        let a: ArchiveArgs = args::parse("mira_archive", arguments).map_err(invalid)?;
-        let restore = args::string_list("restore", a.restore.as_ref()).map_err(invalid)?;
-        let days_hint = format!(
-            "give a number of days from 1 to {}",
-            archive::MAX_OLDER_THAN_DAYS
-        );
-        let older_than_days =
-            args::integer("older_than_days", a.older_than_days.as_ref(), &days_hint)
-                .map_err(invalid)?;
-        let ids = args::string_list("ids", a.ids.as_ref()).map_err(invalid)?;
-        let dry_run = args::flag("dry_run", a.dry_run.as_ref()).map_err(invalid)?;
-        if !restore.is_empty() {
-            if older_than_days.is_some() || !ids.is_empty() || dry_run {
-                return Err(invalid(
-                    "mira_archive: restore takes no other argument: call it once to restore, once to archive",
-                ));
-            }
-            let outcome = self
-                .run(false, move |app| archive::unarchive(app, &restore))
-                .await?;
-            return Ok(success(
-                archive::render_unarchive_text(&outcome),
-                to_json(&outcome),
+async fn archive(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: ArchiveArgs = args::parse("mira_archive", arguments).map_err(invalid)?;
+    let restore = args::string_list("restore", a.restore.as_ref()).map_err(invalid)?;
+    let days_hint = format!(
+        "give a number of days from 1 to {}",
+        archive::MAX_OLDER_THAN_DAYS
+    );
+    let older_than_days = args::integer("older_than_days", a.older_than_days.as_ref(), &days_hint)
+        .map_err(invalid)?;
+    let ids = args::string_list("ids", a.ids.as_ref()).map_err(invalid)?;
+    let dry_run = args::flag("dry_run", a.dry_run.as_ref()).map_err(invalid)?;
+    if !restore.is_empty() {
+        if older_than_days.is_some() || !ids.is_empty() || dry_run {
+            return Err(invalid(
+                "mira_archive: restore takes no other argument: call it once to restore, once to archive",
             ));
         }
-        let req = archive::ArchiveRequest {
-            older_than_days,
-            ids,
-            dry_run,
-            now: None,
-        };
-        let outcome = self
-            .run(false, move |app| archive::archive(app, &req))
-            .await?;
-        Ok(success(archive::render_text(&outcome), to_json(&outcome)))
+        return c
+            .answer(
+                false,
+                move |app| archive::unarchive(app, &restore),
+                archive::render_unarchive_text,
+            )
+            .await;
     }
+    let req = archive::ArchiveRequest {
+        older_than_days,
+        ids,
+        dry_run,
+        now: None,
+    };
+    c.answer(
+        false,
+        move |app| archive::archive(app, &req),
+        archive::render_text,
+    )
+    .await
+}
 
-    #[tool(
-        name = "mira_clear_memory",
-        description = CLEAR_DESCRIPTION,
-        input_schema = args::input_schema::<ClearArgs>(),
-        annotations(
-            title = "Clear memories",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn mira_clear_memory(&self, arguments: JsonObject) -> CallToolResult {
-        match self.do_clear(arguments).await {
-            Ok(r) => r,
-            Err(f) => self.failure("mira_clear_memory", f),
-        }
+async fn clear(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: ClearArgs = args::parse("mira_clear_memory", arguments).map_err(invalid)?;
+    let confirm = args::flag("confirm", a.confirm.as_ref()).map_err(invalid)?;
+    // The wing is checked here, as in every tool, so that a refused name comes with the
+    // existing wings.
+    if let Some(w) = args::non_blank(a.wing.clone()) {
+        check_wing(c, &w).await?;
     }
+    let scope =
+        clear::ClearScope::from_args(a.mode.as_deref(), a.wing.as_deref(), a.room.as_deref())?;
+    let req = clear::ClearRequest { scope, confirm };
+    c.answer(
+        false,
+        move |app| clear::clear(app, &req),
+        clear::render_text,
+    )
+    .await
+}
 
-    async fn do_clear(&self, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-        let a: ClearArgs = args::parse("mira_clear_memory", arguments).map_err(invalid)?;
-        let confirm = args::flag("confirm", a.confirm.as_ref()).map_err(invalid)?;
-        let scope = match clear::ClearScope::from_args(
-            a.mode.as_deref(),
-            a.wing.as_deref(),
-            a.room.as_deref(),
-        ) {
-            Ok(s) => s,
-            Err(UseCaseError::Invalid(m)) if m.starts_with("wing '") => {
-                return Err(invalid(format!("{m}. {}", self.wing_hint().await)))
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let req = clear::ClearRequest { scope, confirm };
-        let outcome = self.run(false, move |app| clear::clear(app, &req)).await?;
-        Ok(success(clear::render_text(&outcome), to_json(&outcome)))
-    }
-
-    #[tool(
-        name = "mira_forget",
-        description = FORGET_DESCRIPTION,
-        input_schema = args::input_schema::<ForgetArgs>(),
-        annotations(
-            title = "Forget a memory",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn mira_forget(&self, arguments: JsonObject) -> CallToolResult {
-        match self.do_forget(arguments).await {
-            Ok(r) => r,
-            Err(f) => self.failure("mira_forget", f),
-        }
-    }
-
-    async fn do_forget(&self, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-        let a: ForgetArgs = args::parse("mira_forget", arguments).map_err(invalid)?;
-        let Some(id) = args::non_blank(a.id) else {
-            return Err(invalid("mira_forget needs `id`: the id of the memory to delete, as printed by mira_recall or mira_timeline."));
-        };
-        let outcome = self.run(false, move |app| clear::forget(app, &id)).await?;
-        Ok(success(
-            clear::render_forget_text(&outcome),
-            to_json(&outcome),
-        ))
-    }
+async fn forget(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: ForgetArgs = args::parse("mira_forget", arguments).map_err(invalid)?;
+    let Some(id) = args::non_blank(a.id) else {
+        return Err(invalid("mira_forget needs `id`: the id of the memory to delete, as printed by mira_recall or mira_timeline."));
+    };
+    c.answer(
+        false,
+        move |app| clear::forget(app, &id),
+        clear::render_forget_text,
+    )
+    .await
 }
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for MiraServer {
     fn get_info(&self) -> ServerConfig {
-        let mcp = &self.app.config.mcp;
+        let mcp = &self.app().config.mcp;
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(mcp.name.clone(), mcp.version.clone()))
             .with_instructions({
                 let mut text = format!(
                     "{INSTRUCTIONS}\n- Memories are kept in {}.",
-                    self.app.store.location()
+                    self.app().store.location()
                 );
                 if self.tool_router.has_route("soul_recall") {
                     text = format!("{text}\n{}", super::soul_tools::SOUL_INSTRUCTIONS);
@@ -668,7 +477,7 @@ impl ServerHandler for MiraServer {
             .await;
         let ok = matches!(&response, Ok(CallToolResponse::Complete(r)) if r.is_error != Some(true));
         let seconds = started.elapsed().as_secs_f64();
-        self.app.metrics.observe_tool(&tool, ok, seconds);
+        self.app().metrics.observe_tool(&tool, ok, seconds);
         response
     }
 }
@@ -677,7 +486,17 @@ impl ServerHandler for MiraServer {
 mod tests {
     use super::*;
     use mira_embed::{EmbedError, Embedder, HashEmbedder};
-    use serde_json::json;
+    use serde_json::{json, Value};
+    use std::time::Duration;
+
+    /// Calls the memory tool `name` as a client would.
+    async fn call_tool(s: &MiraServer, name: &str, arguments: JsonObject) -> CallToolResult {
+        let tool = TOOLS
+            .iter()
+            .find(|t| t.name == name)
+            .expect("a memory tool");
+        call::call(&s.calls, tool, &MEMORY, arguments).await
+    }
 
     /// The hash embedder, made slow (a first model load, a large batch).
     struct Slow(HashEmbedder, Duration);
@@ -727,15 +546,17 @@ mod tests {
         let slow = {
             let s = s.clone();
             tokio::spawn(async move {
-                s.mira_store(args(
-                    json!({"content": "The pool max is 100 connections.", "wing": "w"}),
-                ))
+                call_tool(
+                    &s,
+                    "mira_store",
+                    args(json!({"content": "The pool max is 100 connections.", "wing": "w"})),
+                )
                 .await
             })
         };
         tokio::time::sleep(Duration::from_millis(100)).await;
         let started = Instant::now();
-        let status = s.mira_status(JsonObject::new()).await;
+        let status = call_tool(&s, "mira_status", JsonObject::new()).await;
         assert_ne!(status.is_error, Some(true), "{}", text(&status));
         assert!(
             started.elapsed() < Duration::from_secs(1),
@@ -750,7 +571,7 @@ mod tests {
     async fn a_call_over_the_time_limit_is_a_tool_error() {
         let dir = tempfile::tempdir().expect("tempdir");
         let s = server(dir.path(), 1, Duration::from_millis(2500));
-        let r = s.mira_recall(args(json!({"query": "pool size"}))).await;
+        let r = call_tool(&s, "mira_recall", args(json!({"query": "pool size"}))).await;
         assert_eq!(r.is_error, Some(true));
         assert!(
             text(&r).contains("did not finish within 1 s"),

@@ -5,14 +5,13 @@
 //! and `mira_status` shows it.
 
 use super::args;
-use super::server::{invalid, success, to_json, Failure, MiraServer};
-use crate::usecases::{soul, UseCaseResult};
+use super::call::{self, invalid, Calls, Effect, Failure, Family, Tool};
+use crate::usecases::soul;
 use crate::App;
 use mira_soul::service::{CaptureRequest, DriftRequest, RecallRequest, MAX_BUDGET, MAX_WINDOW};
 use mira_soul::{render, Patch};
 use rmcp::handler::server::tool::ToolRouter;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
-use rmcp::{tool, tool_router};
+use rmcp::model::{CallToolResult, JsonObject};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::Value;
@@ -222,261 +221,231 @@ fn metrics(value: Option<Value>) -> Result<Option<Value>, Failure> {
     }
 }
 
-/// The answer to a soul tool that ran out of time.
-fn soul_timeout_message(tool: &str, secs: u64) -> String {
-    let check = match tool {
-        "soul_capture" | "soul_swap" | "soul_update" | "soul_patch" => {
-            " (it may have completed anyway: check with soul_history before repeating it)"
-        }
-        _ => "",
-    };
-    format!(
-        "{tool} did not finish within {secs} s (mcp.timeout_seconds): the database is busy. Retry in a moment{check}."
-    )
-}
-
 fn count(name: &str, value: Option<&Value>, hint: &str) -> Result<Option<i64>, Failure> {
     args::integer(name, value, hint).map_err(invalid)
 }
 
-impl MiraServer {
-    /// The soul tools when SOUL is enabled; none otherwise. A failure to make SOUL's tables
-    /// ready is logged here, and answered by every soul tool until it is fixed.
-    pub(super) fn soul_tools(app: &App) -> ToolRouter<MiraServer> {
-        if !app.config.soul.enabled {
-            return ToolRouter::new();
-        }
-        match soul::ensure(app) {
-            Ok(()) => tracing::info!("SOUL enabled: serving the soul_* tools"),
-            Err(e) => tracing::error!(
-                "SOUL failed to initialise; its tools answer with this error: {:#}",
-                anyhow::Error::new(e)
-            ),
-        }
-        Self::soul_tool_router()
-    }
+/// What a timeout of a soul tool says.
+const SOUL: Family = Family {
+    slow_because: "the database is busy",
+    check_with: "soul_history",
+};
 
-    /// Runs a SOUL use case and answers with its text and its outcome as structured content.
-    async fn soul_answer<T, F>(
-        &self,
-        f: F,
-        text: fn(&T) -> String,
-    ) -> Result<CallToolResult, Failure>
-    where
-        T: serde::Serialize + Send + 'static,
-        F: FnOnce(&App) -> UseCaseResult<T> + Send + 'static,
-    {
-        let outcome = self.run(false, f).await?;
-        Ok(success(text(&outcome), to_json(&outcome)))
-    }
+/// SOUL's tools, in the order `tools/list` shows them.
+const TOOLS: &[Tool] = &[
+    Tool {
+        name: "soul_capture",
+        title: "Capture identity",
+        description: CAPTURE_DESCRIPTION,
+        schema: args::input_schema::<CaptureArgs>,
+        effect: Effect::Writes,
+        idempotent: false,
+        handler: |c, a| Box::pin(capture(c, a)),
+    },
+    Tool {
+        name: "soul_recall",
+        title: "Recall identity",
+        description: RECALL_DESCRIPTION,
+        schema: args::input_schema::<RecallArgs>,
+        effect: Effect::Reads,
+        idempotent: true,
+        handler: |c, a| Box::pin(recall(c, a)),
+    },
+    Tool {
+        name: "soul_drift",
+        title: "Identity drift",
+        description: DRIFT_DESCRIPTION,
+        schema: args::input_schema::<DriftArgs>,
+        effect: Effect::Reads,
+        idempotent: true,
+        handler: |c, a| Box::pin(drift(c, a)),
+    },
+    Tool {
+        name: "soul_swap",
+        title: "Model swap",
+        description: SWAP_DESCRIPTION,
+        schema: args::input_schema::<SwapArgs>,
+        effect: Effect::Writes,
+        idempotent: false,
+        handler: |c, a| Box::pin(swap(c, a)),
+    },
+    Tool {
+        name: "soul_status",
+        title: "Identity status",
+        description: STATUS_DESCRIPTION,
+        schema: args::input_schema::<StatusArgs>,
+        effect: Effect::Reads,
+        idempotent: true,
+        handler: |c, a| Box::pin(status(c, a)),
+    },
+    Tool {
+        name: "soul_history",
+        title: "Identity history",
+        description: HISTORY_DESCRIPTION,
+        schema: args::input_schema::<HistoryArgs>,
+        effect: Effect::Reads,
+        idempotent: true,
+        handler: |c, a| Box::pin(history(c, a)),
+    },
+    Tool {
+        name: "soul_update",
+        title: "Update identity",
+        description: UPDATE_DESCRIPTION,
+        schema: args::input_schema::<UpdateArgs>,
+        effect: Effect::Writes,
+        idempotent: false,
+        handler: |c, a| Box::pin(update(c, a)),
+    },
+    Tool {
+        name: "soul_patch",
+        title: "Patch identity",
+        description: PATCH_DESCRIPTION,
+        schema: patch_schema,
+        effect: Effect::Writes,
+        idempotent: false,
+        handler: |c, a| Box::pin(patch(c, a)),
+    },
+];
 
-    /// The tool's answer, or its failure as a tool error. A timeout says what SOUL was doing
-    /// (waiting for the database) and, for a tool that writes, how to check whether it went
-    /// through before repeating it.
-    fn soul_reply(&self, tool: &str, r: Result<CallToolResult, Failure>) -> CallToolResult {
-        match r {
-            Ok(answer) => answer,
-            Err(Failure::Timeout) => {
-                let secs = self.app().config.mcp.timeout_seconds.max(1);
-                tracing::warn!("{tool}: no answer within {secs} s");
-                CallToolResult::error(vec![ContentBlock::text(soul_timeout_message(tool, secs))])
-            }
-            Err(f) => self.failure(tool, f),
-        }
+/// The soul tools when SOUL is enabled; none otherwise. A failure to make SOUL's tables ready
+/// is logged here, and answered by every soul tool until it is fixed.
+pub(super) fn router<S>(app: &App) -> ToolRouter<S>
+where
+    S: AsRef<Calls> + Send + Sync + 'static,
+{
+    if !app.config.soul.enabled {
+        return ToolRouter::new();
     }
-
-    async fn do_soul_capture(&self, a: JsonObject) -> Result<CallToolResult, Failure> {
-        let a: CaptureArgs = args::parse("soul_capture", a).map_err(invalid)?;
-        let req = CaptureRequest {
-            agent_id: a.agent_id.unwrap_or_default(),
-            conversation: a.conversation.unwrap_or_default(),
-            model_id: a.model_id,
-            session_id: a.session_id,
-            behavioral_metrics: metrics(a.behavioral_metrics)?,
-        };
-        self.soul_answer(move |app| soul::capture(app, &req), render::capture)
-            .await
+    match soul::ensure(app) {
+        Ok(()) => tracing::info!("SOUL enabled: serving the soul_* tools"),
+        Err(e) => tracing::error!(
+            "SOUL failed to initialise; its tools answer with this error: {:#}",
+            anyhow::Error::new(e)
+        ),
     }
-
-    async fn do_soul_recall(&self, a: JsonObject) -> Result<CallToolResult, Failure> {
-        let a: RecallArgs = args::parse("soul_recall", a).map_err(invalid)?;
-        let hint = format!(
-            "give a whole number of tokens from {} to {MAX_BUDGET}",
-            mira_soul::prompt::MIN_BUDGET
-        );
-        let req = RecallRequest {
-            agent_id: a.agent_id.unwrap_or_default(),
-            context: a.context,
-            budget: count("budget", a.budget.as_ref(), &hint)?,
-        };
-        self.soul_answer(move |app| soul::recall(app, &req), render::recall)
-            .await
-    }
-
-    async fn do_soul_drift(&self, a: JsonObject) -> Result<CallToolResult, Failure> {
-        let a: DriftArgs = args::parse("soul_drift", a).map_err(invalid)?;
-        let hint = format!("give a whole number from 1 to {MAX_WINDOW}");
-        let req = DriftRequest {
-            agent_id: a.agent_id.unwrap_or_default(),
-            window: count("window", a.window.as_ref(), &hint)?,
-            from_model: a.from_model,
-            to_model: a.to_model,
-        };
-        self.soul_answer(move |app| soul::drift(app, &req), render::drift)
-            .await
-    }
-
-    async fn do_soul_swap(&self, a: JsonObject) -> Result<CallToolResult, Failure> {
-        let a: SwapArgs = args::parse("soul_swap", a).map_err(invalid)?;
-        let (agent, from, to) = (
-            a.agent_id.unwrap_or_default(),
-            a.from_model.unwrap_or_default(),
-            a.to_model.unwrap_or_default(),
-        );
-        self.soul_answer(move |app| soul::swap(app, &agent, &from, &to), render::swap)
-            .await
-    }
-
-    async fn do_soul_status(&self, a: JsonObject) -> Result<CallToolResult, Failure> {
-        let a: StatusArgs = args::parse("soul_status", a).map_err(invalid)?;
-        let agent = a.agent_id.unwrap_or_default();
-        self.soul_answer(move |app| soul::status(app, &agent), render::status)
-            .await
-    }
-
-    async fn do_soul_history(&self, a: JsonObject) -> Result<CallToolResult, Failure> {
-        let a: HistoryArgs = args::parse("soul_history", a).map_err(invalid)?;
-        let hint = format!("give a whole number from 1 to {MAX_WINDOW}");
-        let limit = count("limit", a.limit.as_ref(), &hint)?;
-        let agent = a.agent_id.unwrap_or_default();
-        self.soul_answer(
-            move |app| soul::history(app, &agent, limit),
-            render::history,
-        )
-        .await
-    }
-
-    async fn do_soul_update(&self, a: JsonObject) -> Result<CallToolResult, Failure> {
-        let a: UpdateArgs = args::parse("soul_update", a).map_err(invalid)?;
-        let (agent, directive, reason) = (
-            a.agent_id.unwrap_or_default(),
-            a.directive.unwrap_or_default(),
-            a.reason,
-        );
-        self.soul_answer(
-            move |app| soul::update(app, &agent, &directive, reason.as_deref()),
-            render::edit,
-        )
-        .await
-    }
-
-    async fn do_soul_patch(&self, mut a: JsonObject) -> Result<CallToolResult, Failure> {
-        let agent = take_string(&mut a, "agent_id")?.unwrap_or_default();
-        let reason = take_string(&mut a, "reason")?;
-        if let Some(Value::String(s)) = a.get("traits") {
-            // The reference also took the trait edits as a JSON string.
-            let parsed = serde_json::from_str(s).map_err(|e| {
-                invalid(format!(
-                    "soul_patch: `traits` is not valid JSON ({e}): give an array of {{name, category, intensity, confidence, action}}"
-                ))
-            })?;
-            a.insert("traits".into(), parsed);
-        }
-        let patch: Patch = args::parse("soul_patch", a).map_err(invalid)?;
-        self.soul_answer(
-            move |app| soul::patch(app, &agent, &patch, reason.as_deref()),
-            render::edit,
-        )
-        .await
-    }
+    call::router(TOOLS, &SOUL)
 }
 
-#[tool_router(router = soul_tool_router, vis = "pub(super)")]
-impl MiraServer {
-    #[tool(
-        name = "soul_capture",
-        description = CAPTURE_DESCRIPTION,
-        input_schema = args::input_schema::<CaptureArgs>(),
-        annotations(title = "Capture identity", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
-    )]
-    async fn soul_capture(&self, arguments: JsonObject) -> CallToolResult {
-        self.soul_reply("soul_capture", self.do_soul_capture(arguments).await)
-    }
+async fn capture(c: &Calls, a: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: CaptureArgs = args::parse("soul_capture", a).map_err(invalid)?;
+    let req = CaptureRequest {
+        agent_id: a.agent_id.unwrap_or_default(),
+        conversation: a.conversation.unwrap_or_default(),
+        model_id: a.model_id,
+        session_id: a.session_id,
+        behavioral_metrics: metrics(a.behavioral_metrics)?,
+    };
+    c.answer(false, move |app| soul::capture(app, &req), render::capture)
+        .await
+}
 
-    #[tool(
-        name = "soul_recall",
-        description = RECALL_DESCRIPTION,
-        input_schema = args::input_schema::<RecallArgs>(),
-        annotations(title = "Recall identity", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
-    )]
-    async fn soul_recall(&self, arguments: JsonObject) -> CallToolResult {
-        self.soul_reply("soul_recall", self.do_soul_recall(arguments).await)
-    }
+async fn recall(c: &Calls, a: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: RecallArgs = args::parse("soul_recall", a).map_err(invalid)?;
+    let hint = format!(
+        "give a whole number of tokens from {} to {MAX_BUDGET}",
+        mira_soul::prompt::MIN_BUDGET
+    );
+    let req = RecallRequest {
+        agent_id: a.agent_id.unwrap_or_default(),
+        context: a.context,
+        budget: count("budget", a.budget.as_ref(), &hint)?,
+    };
+    c.answer(false, move |app| soul::recall(app, &req), render::recall)
+        .await
+}
 
-    #[tool(
-        name = "soul_drift",
-        description = DRIFT_DESCRIPTION,
-        input_schema = args::input_schema::<DriftArgs>(),
-        annotations(title = "Identity drift", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
-    )]
-    async fn soul_drift(&self, arguments: JsonObject) -> CallToolResult {
-        self.soul_reply("soul_drift", self.do_soul_drift(arguments).await)
-    }
+async fn drift(c: &Calls, a: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: DriftArgs = args::parse("soul_drift", a).map_err(invalid)?;
+    let hint = format!("give a whole number from 1 to {MAX_WINDOW}");
+    let req = DriftRequest {
+        agent_id: a.agent_id.unwrap_or_default(),
+        window: count("window", a.window.as_ref(), &hint)?,
+        from_model: a.from_model,
+        to_model: a.to_model,
+    };
+    c.answer(false, move |app| soul::drift(app, &req), render::drift)
+        .await
+}
 
-    #[tool(
-        name = "soul_swap",
-        description = SWAP_DESCRIPTION,
-        input_schema = args::input_schema::<SwapArgs>(),
-        annotations(title = "Model swap", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
-    )]
-    async fn soul_swap(&self, arguments: JsonObject) -> CallToolResult {
-        self.soul_reply("soul_swap", self.do_soul_swap(arguments).await)
-    }
+async fn swap(c: &Calls, a: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: SwapArgs = args::parse("soul_swap", a).map_err(invalid)?;
+    let (agent, from, to) = (
+        a.agent_id.unwrap_or_default(),
+        a.from_model.unwrap_or_default(),
+        a.to_model.unwrap_or_default(),
+    );
+    c.answer(
+        false,
+        move |app| soul::swap(app, &agent, &from, &to),
+        render::swap,
+    )
+    .await
+}
 
-    #[tool(
-        name = "soul_status",
-        description = STATUS_DESCRIPTION,
-        input_schema = args::input_schema::<StatusArgs>(),
-        annotations(title = "Identity status", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
-    )]
-    async fn soul_status(&self, arguments: JsonObject) -> CallToolResult {
-        self.soul_reply("soul_status", self.do_soul_status(arguments).await)
-    }
+async fn status(c: &Calls, a: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: StatusArgs = args::parse("soul_status", a).map_err(invalid)?;
+    let agent = a.agent_id.unwrap_or_default();
+    c.answer(false, move |app| soul::status(app, &agent), render::status)
+        .await
+}
 
-    #[tool(
-        name = "soul_history",
-        description = HISTORY_DESCRIPTION,
-        input_schema = args::input_schema::<HistoryArgs>(),
-        annotations(title = "Identity history", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
-    )]
-    async fn soul_history(&self, arguments: JsonObject) -> CallToolResult {
-        self.soul_reply("soul_history", self.do_soul_history(arguments).await)
-    }
+async fn history(c: &Calls, a: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: HistoryArgs = args::parse("soul_history", a).map_err(invalid)?;
+    let hint = format!("give a whole number from 1 to {MAX_WINDOW}");
+    let limit = count("limit", a.limit.as_ref(), &hint)?;
+    let agent = a.agent_id.unwrap_or_default();
+    c.answer(
+        false,
+        move |app| soul::history(app, &agent, limit),
+        render::history,
+    )
+    .await
+}
 
-    #[tool(
-        name = "soul_update",
-        description = UPDATE_DESCRIPTION,
-        input_schema = args::input_schema::<UpdateArgs>(),
-        annotations(title = "Update identity", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
-    )]
-    async fn soul_update(&self, arguments: JsonObject) -> CallToolResult {
-        self.soul_reply("soul_update", self.do_soul_update(arguments).await)
-    }
+async fn update(c: &Calls, a: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: UpdateArgs = args::parse("soul_update", a).map_err(invalid)?;
+    let (agent, directive, reason) = (
+        a.agent_id.unwrap_or_default(),
+        a.directive.unwrap_or_default(),
+        a.reason,
+    );
+    c.answer(
+        false,
+        move |app| soul::update(app, &agent, &directive, reason.as_deref()),
+        render::edit,
+    )
+    .await
+}
 
-    #[tool(
-        name = "soul_patch",
-        description = PATCH_DESCRIPTION,
-        input_schema = patch_schema(),
-        annotations(title = "Patch identity", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
-    )]
-    async fn soul_patch(&self, arguments: JsonObject) -> CallToolResult {
-        self.soul_reply("soul_patch", self.do_soul_patch(arguments).await)
+async fn patch(c: &Calls, mut a: JsonObject) -> Result<CallToolResult, Failure> {
+    let agent = take_string(&mut a, "agent_id")?.unwrap_or_default();
+    let reason = take_string(&mut a, "reason")?;
+    if let Some(Value::String(s)) = a.get("traits") {
+        // The reference also took the trait edits as a JSON string.
+        let parsed = serde_json::from_str(s).map_err(|e| {
+            invalid(format!(
+                "soul_patch: `traits` is not valid JSON ({e}): give an array of {{name, category, intensity, confidence, action}}"
+            ))
+        })?;
+        a.insert("traits".into(), parsed);
     }
+    let patch: Patch = args::parse("soul_patch", a).map_err(invalid)?;
+    c.answer(
+        false,
+        move |app| soul::patch(app, &agent, &patch, reason.as_deref()),
+        render::edit,
+    )
+    .await
 }
 
 #[cfg(test)]
 mod tests {
-    use super::soul_timeout_message;
+    use super::{call, SOUL, TOOLS};
+
+    fn soul_timeout_message(name: &str, secs: u64) -> String {
+        let tool = TOOLS.iter().find(|t| t.name == name).expect("a soul tool");
+        call::timeout_message(tool, &SOUL, secs)
+    }
 
     #[test]
     fn a_timeout_names_soul_tools_only() {

@@ -52,7 +52,7 @@ pub async fn serve(server: MiraServer) -> Result<()> {
     let cancel = service.cancellation_token();
     tokio::select! {
         r = service.waiting() => { r.context("the MCP session failed")?; }
-        _ = super::shutdown_signal() => { cancel.cancel(); }
+        _ = crate::serving::shutdown_signal() => { cancel.cancel(); }
     }
     // Stop reading, then let the writer flush what the session produced: it ends once every
     // sender is gone.

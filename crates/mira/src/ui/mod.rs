@@ -46,7 +46,7 @@ pub fn serve(app: Arc<App>, addr: SocketAddr) -> Result<()> {
             "mira ui on {addr} would let anyone on the network read and delete memories: set mcp.http.auth_token in the config, or listen on 127.0.0.1"
         );
     }
-    crate::mcp::run_server(app.clone(), "mira-ui", async move {
+    crate::serving::run_server(app.clone(), "mira-ui", async move {
         let loader = app.clone();
         tokio::task::spawn_blocking(move || {
             if let Err(e) = loader.embedder() {
@@ -68,7 +68,7 @@ pub fn serve(app: Arc<App>, addr: SocketAddr) -> Result<()> {
         // stdout stays unused; this line is how people (and tests) find the page.
         eprintln!("mira: memory browser on http://{local}{PATH}");
         axum::serve(listener, routes)
-            .with_graceful_shutdown(crate::mcp::shutdown_signal())
+            .with_graceful_shutdown(crate::serving::shutdown_signal())
             .await
             .context("the memory browser's HTTP server failed")
     })

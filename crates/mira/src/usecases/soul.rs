@@ -43,7 +43,9 @@ impl From<SoulError> for UseCaseError {
         match e {
             SoulError::Invalid(m) => UseCaseError::Invalid(m),
             SoulError::NotFound(m) => UseCaseError::NotFound(m),
-            SoulError::Storage(_) => UseCaseError::Internal(anyhow::Error::new(e)),
+            SoulError::Database(_) | SoulError::Storage { .. } => {
+                UseCaseError::Internal(anyhow::Error::new(e))
+            }
         }
     }
 }

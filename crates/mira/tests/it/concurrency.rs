@@ -117,6 +117,10 @@ fn two_processes_share_one_store() {
     }
 }
 
+#[allow(
+    clippy::print_stdout,
+    reason = "the throughput and visibility figures, shown with --nocapture"
+)]
 fn two_processes(db: &Db) {
     let serve = || {
         let mut cmd = mira_command(db.dir.path(), &["serve"]);
@@ -343,6 +347,10 @@ fn quantile_ms(sorted: &[Duration], p: f64) -> f64 {
     sorted[i].as_secs_f64() * 1000.0
 }
 
+#[allow(
+    clippy::print_stdout,
+    reason = "the load figures, shown with --nocapture"
+)]
 fn report(clients: usize, calls: Vec<(&'static str, Duration)>, secs: f64) {
     let mut all: Vec<Duration> = calls.iter().map(|c| c.1).collect();
     all.sort();

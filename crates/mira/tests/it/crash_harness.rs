@@ -199,6 +199,10 @@ fn acknowledged_memories_survive_sigkill() {
 }
 
 /// Kills a server `kills` times on `db`, checking after each kill.
+#[allow(
+    clippy::print_stdout,
+    reason = "the harness's figures, shown with --nocapture"
+)]
 fn survive_kills(db: &Db, kills: u64) {
     let seed = env_u64("MIRA_CRASH_SEED", 0x5eed_2026);
     let mut rng = Rng(seed);

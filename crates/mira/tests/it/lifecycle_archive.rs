@@ -1,4 +1,5 @@
-//! The archive use case: thresholds (S13), dry run, explicit age and ids, recall and index
+//! The archive use case: thresholds (session notes after 30 days, debug logs after 7,
+//! decisions never), dry run, explicit age and ids, recall and index
 //! exclusion, un-archive, overlap cache purge.
 
 use crate::common;
@@ -36,7 +37,7 @@ fn put(app: &App, content: &str, ty: &str) -> (MemoryId, u32) {
     (out.id, out.tokens)
 }
 
-/// Moves `created_at` back by `days` with SQL, as S13 does.
+/// Moves `created_at` back by `days` with SQL (a test cannot wait for a memory to age).
 fn backdate(app: &App, id: MemoryId, days: i64) {
     let ms = (Utc::now() - Duration::days(days)).timestamp_millis();
     let n = common::sql(

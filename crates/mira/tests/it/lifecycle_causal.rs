@@ -1,4 +1,5 @@
-//! The causal chain use case: S9/S10 with the real model, depth bound, cycles, id forms.
+//! The causal chain use case: a decision, what it triggered and a fix that resolves them,
+//! chained with the real model; depth bound, cycles, id forms.
 
 use crate::common::{app, edge, hash_app};
 use chrono::{Duration, TimeZone, Utc};
@@ -94,7 +95,7 @@ fn s9_s10_follow_up_chain_with_the_real_model() {
         "{text}"
     );
 
-    // S10: whatever links C got at store time, its chain lists exactly those memories.
+    // Whatever links C got at store time, its chain lists exactly those memories.
     let c = put(
         &app,
         "This fix resolves the timeout issue because the pool was too small.",

@@ -250,7 +250,7 @@ fn room_then_wing_scope_clear_only_what_they_name_also_after_a_restart() {
     let [a, b, c, d] = fixture(&app);
     let tags_a = tags_of(&app, a.id);
 
-    // S14: room w1/decisions removes a (and its edge a→b) only.
+    // Room w1/decisions removes a (and its edge a→b) only.
     let out = clear(
         &app,
         &ClearRequest {
@@ -270,7 +270,8 @@ fn room_then_wing_scope_clear_only_what_they_name_also_after_a_restart() {
     assert_gone(&app, &[&a], &[&b, &c, &d]);
     assert_eq!(app.store.stats().unwrap().edges, 2);
 
-    // S14 [I]: the wing scope (reference `mode: room` without a room) clears the whole wing.
+    // The wing scope (the reference's `mode: room` without a room, which cleared nothing)
+    // clears the whole wing.
     let tags_bc = tags_of(&app, b.id) + tags_of(&app, c.id);
     // Recalls in `assert_gone` cache pairs too: count the entries that touch b or c.
     let key = |x: MemoryId, y: MemoryId| if x <= y { (x, y) } else { (y, x) };
@@ -368,7 +369,7 @@ fn clear_all_empties_the_store_and_new_memories_are_found_again() {
     assert_eq!(json["scope"]["kind"], "all");
     assert_eq!(json["memories"], 4);
 
-    // S14: a store after a global clear is recalled.
+    // A store after a global clear is recalled.
     let new = put(
         &app,
         "The staging cluster runs Kubernetes 1.29.",

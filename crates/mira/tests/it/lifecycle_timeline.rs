@@ -209,7 +209,8 @@ fn since_and_until_accept_dates_timestamps_and_relative_ages() {
             },
         )
     };
-    // S11 [I]: a date long ago as `since` keeps everything; as `until` keeps nothing.
+    // A date long ago as `since` keeps everything (the reference kept nothing: its date filters
+    // were broken); as `until` keeps nothing.
     assert_eq!(q(Some("2000-01-01"), None), vec![d, c, b, a]);
     assert!(q(None, Some("2000-01-01")).is_empty());
     // A bare `until` date includes that whole day; `since` starts at midnight.

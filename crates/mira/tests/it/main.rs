@@ -1,4 +1,8 @@
 //! The integration tests of `mira`, one binary: each module was a test file of its own.
+#![allow(
+    clippy::unwrap_used,
+    reason = "helpers unwrap like the tests (clippy.toml's allowance covers only #[test] functions)"
+)]
 
 mod bad_input;
 mod batch_ingest;
@@ -18,6 +22,7 @@ mod lifecycle_timeline;
 mod mcp_common;
 mod mcp_http;
 mod mcp_stdio;
+mod module_graph;
 mod ops_http;
 #[path = "../../../mira-store/tests/it/pg_server.rs"]
 mod pg_server;

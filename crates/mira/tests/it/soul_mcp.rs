@@ -22,10 +22,12 @@ Assistant: hey, sure thing! lol that schema is kinda wild 😄 gonna be honest, 
 User: and the cache?
 Assistant: oh the cache? nah don't sweat it, it's super easy! just nuke it when stuff changes lol. awesome project btw, love it! 🎉 you got this, no worries!";
 
-/// The conversation of issue 22's first report.
+/// A conversation whose repeated capture once reported drift while nothing changed (growing
+/// confidence in an unchanged trait was counted as drift).
 const STEADY: &str = "Assistant: I am analytical and methodical. I double-check every step.";
 
-/// The reply of issue 22's second report.
+/// A reply with two evidenced traits (curious, patient), which a budgeted `soul_recall` once
+/// dropped before the defaults.
 const CURIOUS: &str =
     "Hello! I am curious and love digging into puzzles. Let me explain step by step.";
 

@@ -214,11 +214,9 @@ fn a_store_is_delivered_with_its_payload_and_a_valid_signature() {
         format!("sha256={}", hmac_hex("another secret", r.body.as_bytes()))
     );
     // The worker counts the delivery once the receiver has answered: give it a moment.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while metric(&app, "mira_webhook_deliveries_total") < 1.0
-        && std::time::Instant::now() < deadline
-    {
-        std::thread::sleep(std::time::Duration::from_millis(10));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while metric(&app, "mira_webhook_deliveries_total") < 1.0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(metric(&app, "mira_webhook_deliveries_total"), 1.0);
     assert_eq!(app.store.dead_letter_count().expect("count"), 0);

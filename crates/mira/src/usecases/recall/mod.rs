@@ -16,6 +16,7 @@ mod why;
 pub use retrieve::query_vector;
 
 use super::{validate, UseCaseError, UseCaseResult};
+use crate::config::SupersededPolicy;
 use crate::App;
 use mira_core::lexical::Bm25Params;
 use mira_core::memory::MemoryId;
@@ -277,7 +278,7 @@ fn with_successors(app: &App, mut cands: Vec<Candidate>) -> Vec<Candidate> {
             c.relevance = c.relevance.min(r * 0.999);
         }
     }
-    if app.config.recall.superseded == "exclude" {
+    if app.config.recall.superseded == SupersededPolicy::Exclude {
         cands.retain(|c| c.card.superseded_by.is_none());
     }
     sort_by_relevance(&mut cands);

@@ -117,7 +117,7 @@ pub(super) fn relate(
         .collect();
     // Unwritten memories were stored after every row of the database: among equal times they
     // come first, as the database orders by time then by insertion, newest first.
-    let mut recent: Vec<Earlier> = batch
+    let mut recent: Vec<Earlier<'_>> = batch
         .of_wing(&p.memory.wing)
         .filter(|m| m.created_at >= since)
         .map(|m| Earlier {

@@ -1,4 +1,4 @@
-//! Export and import: every memory as one JSON line ([`line`]), restored exactly (ids,
+//! Export and import: every memory as one JSON line ([`line`](mod@line)), restored exactly (ids,
 //! timestamps, archive and supersession state, tags, causal edges), re-embedded in batches when
 //! the file has no embedding (or one from another model); and LoCoMo conversations ingested as
 //! `mira eval` does.
@@ -82,7 +82,7 @@ pub struct ImportReport {
 /// Imports JSON lines from `input`. `progress` is called with the lines read so far.
 /// Fails only when the store or the model does; bad lines end up in the report.
 ///
-/// Lines are read, checked and embedded (in windows of [`WINDOW`] memories, sorted by length
+/// Lines are read, checked and embedded (in fixed-size windows of memories, sorted by length
 /// for the model) on the calling thread while another thread writes the previous window.
 pub fn import_jsonl(
     app: &App,

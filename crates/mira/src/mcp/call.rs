@@ -1,0 +1,282 @@
+//! What every MCP tool call goes through, whichever tool it is.
+//!
+//! A tool is declared once, as a [`Tool`]: what `tools/list` shows (name, title, description,
+//! input schema, and annotations derived from its [`Effect`]) and the handler that answers it.
+//! A handler parses its arguments (errors become `isError: true` results that say how to fix
+//! the call), runs its use case on the blocking pool (SQLite and the model are blocking) under
+//! the `mcp.timeout_seconds` limit ([`Calls::run`]), and answers with its text plus the outcome
+//! as structured content ([`Calls::answer`]); a [`Failure`] becomes a tool error the model can
+//! act on.
+
+use crate::usecases::{UseCaseError, UseCaseResult};
+use crate::App;
+use futures::future::BoxFuture;
+use rmcp::handler::server::tool::{ToolCallContext, ToolRoute, ToolRouter};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ToolAnnotations};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What a tool does to what mira keeps; its `readOnlyHint` and `destructiveHint` follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Effect {
+    /// It only reads.
+    Reads,
+    /// It adds or changes something, and takes nothing away.
+    Writes,
+    /// It removes memories from recall or deletes them.
+    Removes,
+}
+
+/// The answer of a tool's handler, borrowing the calls it runs on.
+pub(super) type Handler =
+    for<'a> fn(&'a Calls, JsonObject) -> BoxFuture<'a, Result<CallToolResult, Failure>>;
+
+/// One MCP tool, declared once.
+pub(super) struct Tool {
+    /// Its name (`mira_store`).
+    pub name: &'static str,
+    /// Its title for people (the `title` annotation).
+    pub title: &'static str,
+    /// What it tells the model: what it does and when to call it.
+    pub description: &'static str,
+    /// Its input schema.
+    pub schema: fn() -> Arc<JsonObject>,
+    /// What it does to the memory.
+    pub effect: Effect,
+    /// Whether calling it twice with the same arguments does no more than once.
+    pub idempotent: bool,
+    /// Its handler.
+    pub handler: Handler,
+}
+
+impl Tool {
+    /// Whether it may change something: a call of it that timed out may have gone through.
+    pub fn writes(&self) -> bool {
+        self.effect != Effect::Reads
+    }
+
+    /// What `tools/list` shows of it.
+    fn listing(&self) -> rmcp::model::Tool {
+        rmcp::model::Tool::new(self.name, self.description, (self.schema)()).with_annotations(
+            ToolAnnotations::from_raw(
+                Some(self.title.to_owned()),
+                Some(self.effect == Effect::Reads),
+                Some(self.effect == Effect::Removes),
+                Some(self.idempotent),
+                Some(false),
+            ),
+        )
+    }
+}
+
+/// A family of tools (mira's memory tools, SOUL's identity tools): what a timeout of one of
+/// them says.
+pub(super) struct Family {
+    /// The likely reason a call is slow.
+    pub slow_because: &'static str,
+    /// The read-only tool that shows whether a write went through.
+    pub check_with: &'static str,
+}
+
+/// The router of `tools`, for a server that holds its [`Calls`].
+pub(super) fn router<S>(tools: &'static [Tool], family: &'static Family) -> ToolRouter<S>
+where
+    S: AsRef<Calls> + Send + Sync + 'static,
+{
+    let mut router = ToolRouter::new();
+    for tool in tools {
+        router.add_route(ToolRoute::new_dyn(
+            tool.listing(),
+            move |context: ToolCallContext<'_, S>| {
+                let arguments = context.arguments.unwrap_or_default();
+                let calls = context.service.as_ref();
+                Box::pin(async move { Ok(call(calls, tool, family, arguments).await.into()) })
+            },
+        ));
+    }
+    router
+}
+
+/// Answers one call of `tool`: its handler's answer, or its failure as a tool error.
+pub(super) async fn call(
+    calls: &Calls,
+    tool: &Tool,
+    family: &Family,
+    arguments: JsonObject,
+) -> CallToolResult {
+    match (tool.handler)(calls, arguments).await {
+        Ok(answer) => answer,
+        Err(f) => CallToolResult::error(vec![ContentBlock::text(failure_message(
+            calls, tool, family, f,
+        ))]),
+    }
+}
+
+/// What a failed call answers (and logs).
+fn failure_message(calls: &Calls, tool: &Tool, family: &Family, f: Failure) -> String {
+    let name = tool.name;
+    match f {
+        Failure::UseCase(UseCaseError::Invalid(m) | UseCaseError::NotFound(m)) => m,
+        Failure::UseCase(UseCaseError::Internal(e)) => {
+            tracing::error!("{name}: {e:#}");
+            format!("{name} failed inside mira: {e:#}. This is not caused by your arguments: retry later, or ask the user to check mira's log.")
+        }
+        Failure::Timeout => {
+            let secs = calls.timeout.as_secs();
+            tracing::warn!("{name}: no answer within {secs} s");
+            timeout_message(tool, family, secs)
+        }
+    }
+}
+
+/// The answer to a call of `tool` that ran out of time: why it may be slow and, for a tool that
+/// writes, how to check whether it went through before repeating it.
+pub(super) fn timeout_message(tool: &Tool, family: &Family, secs: u64) -> String {
+    let check = if tool.writes() {
+        format!(
+            " (it may have completed anyway: check with {} before repeating it)",
+            family.check_with
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "{} did not finish within {secs} s (mcp.timeout_seconds): {}. Retry in a moment{check}.",
+        tool.name, family.slow_because
+    )
+}
+
+/// Why a tool call failed.
+pub(super) enum Failure {
+    /// The use case said no.
+    UseCase(UseCaseError),
+    /// It took longer than `mcp.timeout_seconds`.
+    Timeout,
+}
+
+impl From<UseCaseError> for Failure {
+    fn from(e: UseCaseError) -> Self {
+        Failure::UseCase(e)
+    }
+}
+
+/// A failure for invalid arguments; `msg` says how to fix the call.
+pub(super) fn invalid(msg: impl Into<String>) -> Failure {
+    Failure::UseCase(UseCaseError::Invalid(msg.into()))
+}
+
+/// A successful answer: `text` for the model, `structured` as structured content.
+pub(super) fn success(text: String, structured: Value) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(structured);
+    result
+}
+
+/// `value` as JSON for structured content.
+pub(super) fn to_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
+}
+
+/// What the tools run on: the application, the embedding model loaded once, the time limit.
+#[derive(Clone)]
+pub(super) struct Calls {
+    app: Arc<App>,
+    model: Arc<tokio::sync::OnceCell<()>>,
+    timeout: Duration,
+}
+
+impl Calls {
+    /// Calls on `app`, within its `mcp.timeout_seconds` (at least 1 s).
+    pub fn new(app: Arc<App>) -> Self {
+        let timeout = Duration::from_secs(app.config.mcp.timeout_seconds.max(1));
+        Calls {
+            app,
+            model: Arc::new(tokio::sync::OnceCell::new()),
+            timeout,
+        }
+    }
+
+    /// The application.
+    pub fn app(&self) -> &Arc<App> {
+        &self.app
+    }
+
+    /// Starts loading the embedding model and the token counter in the background, so that the
+    /// first store or recall does not pay for it.
+    pub fn warm_up(&self) {
+        let calls = self.clone();
+        tokio::spawn(async move { calls.model_ready().await });
+        tokio::task::spawn_blocking(mira_core::tokens::warm_up);
+    }
+
+    /// Waits until the model is loaded (loading it if nobody is). A failure is logged and not
+    /// remembered: the use case reports it, and the next call tries again.
+    async fn model_ready(&self) {
+        let app = self.app.clone();
+        let loaded = self
+            .model
+            .get_or_try_init(|| async move {
+                let started = Instant::now();
+                let dir = app.model_dir();
+                let loaded = tokio::task::spawn_blocking(move || app.embedder_if_installed())
+                    .await
+                    .map_err(|e| anyhow::anyhow!("model loader stopped: {e}"))??;
+                match loaded {
+                    Some(_) => tracing::info!(
+                        "embedding model loaded in {} ms",
+                        started.elapsed().as_millis()
+                    ),
+                    None => tracing::warn!(
+                        "no embedding model in {}: memories are stored without a vector and recall ranks by words only; install it with scripts/fetch-model.sh",
+                        dir.display()
+                    ),
+                }
+                anyhow::Ok(())
+            })
+            .await;
+        if let Err(e) = loaded {
+            tracing::warn!("embedding model not loaded: {e:#}");
+        }
+    }
+
+    /// Runs a use case on the blocking pool within the time limit (after the model is loaded,
+    /// when it needs the model).
+    pub async fn run<T, F>(&self, needs_model: bool, f: F) -> Result<T, Failure>
+    where
+        T: Send + 'static,
+        F: FnOnce(&App) -> UseCaseResult<T> + Send + 'static,
+    {
+        let app = self.app.clone();
+        let work = async move {
+            if needs_model {
+                self.model_ready().await;
+            }
+            match tokio::task::spawn_blocking(move || f(&app)).await {
+                Ok(r) => r.map_err(Failure::from),
+                Err(e) => Err(Failure::UseCase(UseCaseError::Internal(anyhow::anyhow!(
+                    "the call failed unexpectedly: {e}"
+                )))),
+            }
+        };
+        tokio::time::timeout(self.timeout, work)
+            .await
+            .unwrap_or(Err(Failure::Timeout))
+    }
+
+    /// Runs a use case (as [`Calls::run`]) and answers with `text` of its outcome, and the
+    /// outcome as structured content.
+    pub async fn answer<T, F>(
+        &self,
+        needs_model: bool,
+        f: F,
+        text: fn(&T) -> String,
+    ) -> Result<CallToolResult, Failure>
+    where
+        T: serde::Serialize + Send + 'static,
+        F: FnOnce(&App) -> UseCaseResult<T> + Send + 'static,
+    {
+        let outcome = self.run(needs_model, f).await?;
+        Ok(success(text(&outcome), to_json(&outcome)))
+    }
+}
