@@ -1,6 +1,6 @@
 //! One line of a `mira export` file read and checked as `mira import` does: any bytes give a
-//! checked record or an error message, never a panic, and a record that passes is consistent
-//! (non-blank content, a canonical fingerprint whose fact count is the stored one).
+//! checked memory or an error message, never a panic, and a memory that passes is consistent
+//! (non-blank content, a fingerprint that reads back from its canonical JSON unchanged).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -16,10 +16,9 @@ fuzz_target!(|data: &[u8]| {
     let Ok(parsed) = line.check(1_700_000_000_000, 2) else {
         return;
     };
-    assert!(!parsed.record.content.trim().is_empty());
-    assert_eq!(parsed.record.fact_count, {
-        let fp: mira_core::fingerprint::Fingerprint =
-            serde_json::from_str(&parsed.record.fingerprint).expect("canonical fingerprint");
-        fp.fact_count()
-    });
+    let m = &parsed.memory.memory;
+    assert!(!m.content.trim().is_empty());
+    let back: mira_core::fingerprint::Fingerprint =
+        serde_json::from_str(&m.fingerprint.to_json()).expect("canonical fingerprint");
+    assert_eq!(back, m.fingerprint);
 });

@@ -34,12 +34,27 @@ pub enum TagKind {
 }
 
 impl TagKind {
-    /// The name stored in `memory_tags.tag_type`.
+    /// The name stored in `tags.kind`.
     pub fn as_str(self) -> &'static str {
         match self {
             TagKind::Entity => "entity",
             TagKind::Subject => "subject",
             TagKind::Keyword => "keyword",
+        }
+    }
+}
+
+impl std::str::FromStr for TagKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "entity" => Ok(TagKind::Entity),
+            "subject" => Ok(TagKind::Subject),
+            "keyword" => Ok(TagKind::Keyword),
+            other => Err(format!(
+                "tag kind '{other}' is not known: use entity, subject or keyword"
+            )),
         }
     }
 }

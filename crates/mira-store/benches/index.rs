@@ -13,10 +13,8 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use mira_core::memory::MemoryId;
-use mira_store::index::{
-    ExactIndex, IndexEntry, IndexParams, SearchFilter, VectorIndex, VectorIndexManager,
-};
-use mira_store::{SqliteOptions, Store};
+use mira_store::index::{ExactIndex, IndexEntry, IndexParams, VectorIndex, VectorIndexManager};
+use mira_store::{Scope, SqliteOptions, SqliteStore};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -105,7 +103,7 @@ fn bandwidth_gbs() -> f64 {
 }
 
 /// A store of `n` rows with embeddings (one transaction), 10 % of them in wing `small`.
-fn fill_store(store: &Store, vectors: &[Vec<f32>]) -> Vec<IndexEntry> {
+fn fill_store(store: &SqliteStore, vectors: &[Vec<f32>]) -> Vec<IndexEntry> {
     store
         .write(|tx| {
             let mut out = Vec::with_capacity(vectors.len());
@@ -131,7 +129,7 @@ fn fill_store(store: &Store, vectors: &[Vec<f32>]) -> Vec<IndexEntry> {
 fn bench_size(c: &mut Criterion, n: usize, bandwidth: f64) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let db = tmp.path().join("mira.db");
-    let store = Arc::new(Store::open(&db, &SqliteOptions::default()).expect("store"));
+    let store = Arc::new(SqliteStore::open(&db, &SqliteOptions::default()).expect("store"));
     let vectors = mixture(n, 7);
     let queries = mixture(QUERIES, 1234);
     let entries = fill_store(&store, &vectors);
@@ -167,10 +165,10 @@ fn bench_size(c: &mut Criterion, n: usize, bandwidth: f64) {
     assert!(m.state().loaded, "{:?}", m.state());
 
     let exact = ExactIndex::from_entries(entries).expect("exact");
-    let all = SearchFilter::all();
-    let small = SearchFilter::wing("small");
+    let all = Scope::all();
+    let small = Scope::wing("small");
     let ids = |h: Vec<mira_store::index::Hit>| h.into_iter().map(|h| h.id).collect::<Vec<_>>();
-    let recall = |k: usize, f: &SearchFilter| {
+    let recall = |k: usize, f: &Scope| {
         let mut hit = 0usize;
         for q in &queries {
             let truth: HashSet<MemoryId> = ids(exact.search(q, k, f)).into_iter().collect();

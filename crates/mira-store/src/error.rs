@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-/// An error from the SQLite store.
+/// An error from a store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The database directory could not be created or is not writable.
@@ -42,4 +42,29 @@ pub enum StoreError {
     /// Any other SQLite error.
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// The store's settings cannot be used; the message says how to fix them.
+    #[error("{0}")]
+    Config(String),
+    /// No connection to the PostgreSQL server could be made.
+    #[error("cannot connect to PostgreSQL at {location}: {message}; check storage.postgres.url (or MIRA_DATABASE_URL), that the server runs and accepts this user, and storage.postgres.tls")]
+    Unreachable {
+        /// The URL without its password.
+        location: String,
+        /// What the client said.
+        message: String,
+    },
+    /// Any other PostgreSQL error.
+    #[error("PostgreSQL error: {}", pg_message(.0))]
+    Postgres(#[from] postgres::Error),
+}
+
+/// A PostgreSQL error with the server's message and detail when there are some.
+fn pg_message(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => match db.detail() {
+            Some(detail) => format!("{} ({detail})", db.message()),
+            None => db.message().to_owned(),
+        },
+        None => e.to_string(),
+    }
 }

@@ -1,40 +1,40 @@
-//! SQLite storage of mira: schema and migrations, the memory repository, FTS5 lexical search,
-//! tags, causal edges, the overlap cache, and the vector index derived from stored embeddings.
+//! Storage of mira: one model of a stored memory ([`NewMemory`] written, [`StoredMemory`]
+//! read), one interface to a database ([`MemoryStore`]) with two implementations, SQLite
+//! ([`SqliteStore`], the embedded default) and PostgreSQL with pgvector ([`PgStore`], shared by
+//! several servers), and the in-memory catalog and vector index recall ranks from ([`index`]),
+//! kept in step with either database through its change feed ([`feed`]).
 //!
-//! SQLite is the source of truth. The vector index ([`index`]) is derived data: it can always be
-//! rebuilt from the `embeddings` table.
+//! The database is the source of truth. The index is derived data: it can always be rebuilt
+//! from the stored embeddings.
 
-mod db;
+mod backend;
 mod dead_letters;
 mod edit;
-mod embeddings;
 mod error;
 mod lifecycle;
 mod migrations;
-mod repo;
-mod search;
-mod transfer;
+mod model;
+mod postgres;
+mod sqlite;
 
+pub mod feed;
 pub mod index;
 
-pub use db::{SqliteOptions, Store};
+pub use backend::{Backend, MemoryReads, MemoryStore, StoreTx, Visit};
 pub use dead_letters::DeadLetter;
-pub use edit::{MemoryEdit, MemoryMeta};
-pub use embeddings::Unembedded;
+pub use edit::MemoryEdit;
 pub use error::StoreError;
 pub use lifecycle::{
-    ArchiveMatch, ArchivePlan, ArchiveReport, ArchiveRule, DeleteCounts, DeleteScope, Restored,
-    TimelineQuery, TimelineRow,
+    ArchiveMatch, ArchivePlan, ArchiveReport, ArchiveRule, DeleteCounts, DeleteScope, TimelineQuery,
 };
-pub use migrations::{LATEST_VERSION, MIGRATIONS};
-pub use repo::{
-    decode_vector, encode_vector, EdgeRef, LoadedMemory, NewEdge, NewMemory, NewTag, RecentMemory,
-    StoreStats,
+pub use migrations::{Migration, MIGRATIONS, PG_MIGRATIONS};
+pub use model::{
+    Edge, Embedding, NewMemory, Parts, Relation, RestoreOutcome, RowFacts, Scope, StoreStats,
+    StoredMemory, Unembedded,
 };
-pub use search::{fts_query, Scope};
-pub use transfer::{
-    FullMemory, MemoryRecord, Relation, RestoreMemory, RestoreOutcome, StoredEdge, StoredEmbedding,
-};
+pub use postgres::{PgOptions, PgStore, TlsMode};
+pub use sqlite::migrations::LATEST_VERSION;
+pub use sqlite::{decode_vector, encode_vector, fts_query, SqliteOptions, SqliteStore};
 
 /// Result type of this crate.
 pub type Result<T> = std::result::Result<T, StoreError>;

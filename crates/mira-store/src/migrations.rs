@@ -1,7 +1,5 @@
-//! Versioned schema migrations, embedded in the binary and applied in order at start.
-
-use crate::{Result, StoreError};
-use rusqlite::{params, Connection, TransactionBehavior};
+//! The versioned schema migrations of both backends, embedded in the binary. Each is applied
+//! once, in order, in its own transaction, and recorded in `schema_version`.
 
 /// One migration: its version, a name and the SQL that applies it.
 pub struct Migration {
@@ -13,88 +11,44 @@ pub struct Migration {
     pub sql: &'static str,
 }
 
-/// Every migration of the schema, in order.
+/// The last version of a list of migrations.
+pub(crate) const fn latest(list: &[Migration]) -> i64 {
+    list[list.len() - 1].version
+}
+
+/// Every migration of the SQLite schema, in order.
 pub const MIGRATIONS: &[Migration] = &[
     Migration {
         version: 1,
         name: "initial",
-        sql: include_str!("../migrations/001_initial.sql"),
+        sql: include_str!("../migrations/sqlite/001_initial.sql"),
     },
     Migration {
         version: 2,
         name: "fts_dates",
-        sql: include_str!("../migrations/002_fts_dates.sql"),
+        sql: include_str!("../migrations/sqlite/002_fts_dates.sql"),
     },
     Migration {
         version: 3,
         name: "change_log_and_costs",
-        sql: include_str!("../migrations/003_change_log_and_costs.sql"),
+        sql: include_str!("../migrations/sqlite/003_change_log_and_costs.sql"),
     },
     Migration {
         version: 4,
         name: "pins",
-        sql: include_str!("../migrations/004_pins.sql"),
+        sql: include_str!("../migrations/sqlite/004_pins.sql"),
     },
     Migration {
         version: 5,
         name: "slots",
-        sql: include_str!("../migrations/005_slots.sql"),
+        sql: include_str!("../migrations/sqlite/005_slots.sql"),
     },
 ];
 
-/// The schema version this build writes.
-pub const LATEST_VERSION: i64 = MIGRATIONS[MIGRATIONS.len() - 1].version;
-
-/// The version currently applied (0 for a new database).
-pub fn current_version(conn: &Connection) -> Result<i64> {
-    conn.execute_batch(
-        "CREATE TABLE IF NOT EXISTS schema_version (
-            version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;",
-    )?;
-    Ok(conn.query_row(
-        "SELECT COALESCE(MAX(version), 0) FROM schema_version",
-        [],
-        |r| r.get(0),
-    )?)
-}
-
-/// Applies every pending migration, each in its own transaction. Returns the versions applied.
-pub fn migrate(conn: &mut Connection) -> Result<Vec<i64>> {
-    let found = current_version(conn)?;
-    if found > LATEST_VERSION {
-        return Err(StoreError::SchemaTooNew {
-            found,
-            supported: LATEST_VERSION,
-        });
-    }
-    let mut applied = Vec::new();
-    for m in MIGRATIONS.iter().filter(|m| m.version > found) {
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        // Another process may have migrated while we waited for the write lock.
-        let now: i64 = tx.query_row(
-            "SELECT COALESCE(MAX(version), 0) FROM schema_version",
-            [],
-            |r| r.get(0),
-        )?;
-        if now >= m.version {
-            continue;
-        }
-        tx.execute_batch(m.sql)?;
-        tx.execute(
-            "INSERT INTO schema_version (version, name, applied_at) VALUES (?1, ?2, ?3)",
-            params![m.version, m.name, chrono::Utc::now().timestamp_millis()],
-        )?;
-        tx.commit()?;
-        applied.push(m.version);
-    }
-    Ok(applied)
-}
-
-/// The applied version, read without creating anything (for read-only connections).
-pub fn current_version_readonly(conn: &Connection) -> Result<i64> {
-    Ok(conn.query_row(
-        "SELECT COALESCE(MAX(version), 0) FROM schema_version",
-        [],
-        |r| r.get(0),
-    )?)
-}
+/// Every migration of the PostgreSQL schema, in order (the same tables and meaning as SQLite's
+/// latest version, with pgvector's `vector` and full-text search in place of FTS5).
+pub const PG_MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "initial",
+    sql: include_str!("../migrations/postgres/001_initial.sql"),
+}];

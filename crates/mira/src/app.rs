@@ -1,13 +1,13 @@
 //! The application: configuration, the store, and the embedder (loaded lazily, so that start-up
 //! never waits for the model).
 
-use crate::config::{Config, ConfigSource};
+use crate::config::{Config, ConfigSource, StorageBackend};
 use crate::ops::{Metrics, TimedEmbedder};
 use crate::webhooks::{Dispatcher, MemoryEvent};
 use anyhow::{Context, Result};
 use mira_embed::Embedder;
 use mira_store::index::{IndexParams, VectorIndexManager};
-use mira_store::Store;
+use mira_store::{MemoryStore, PgStore, SqliteStore};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -23,7 +23,7 @@ pub struct App {
     /// Where it came from.
     pub config_source: ConfigSource,
     /// The database.
-    pub store: Arc<Store>,
+    pub store: Arc<dyn MemoryStore>,
     /// The vector index over the stored embeddings.
     pub index: Arc<VectorIndexManager>,
     /// Identifies this process's session (memories stored through it carry it).
@@ -83,11 +83,13 @@ impl App {
         factory: EmbedderFactory,
         model_name: String,
     ) -> Result<App> {
-        let db = config.db_path();
+        let dir = config.storage_dir();
+        ensure_writable_dir(&dir)?;
+        let store = open_store(&config)?;
         tracing::info!(
             "mira {}: database {} (config: {})",
             env!("CARGO_PKG_VERSION"),
-            db.display(),
+            store.location(),
             match &config_source {
                 ConfigSource::File(p) => p.display().to_string(),
                 ConfigSource::Defaults => "defaults".into(),
@@ -96,12 +98,6 @@ impl App {
         for w in config.retired_key_warnings() {
             tracing::warn!("{w}");
         }
-        let dir = config.storage_dir();
-        ensure_writable_dir(&dir)?;
-        let store = Arc::new(
-            Store::open(&db, &config.sqlite_options())
-                .with_context(|| format!("cannot open the database {}", db.display()))?,
-        );
         let h = &config.hnsw;
         let params = IndexParams {
             m: h.m,
@@ -251,10 +247,27 @@ impl App {
     }
 }
 
+/// The database of `storage.backend`, its migrations applied.
+fn open_store(config: &Config) -> Result<Arc<dyn MemoryStore>> {
+    Ok(match config.storage.backend {
+        StorageBackend::Sqlite => {
+            let db = config.db_path();
+            Arc::new(
+                SqliteStore::open(&db, &config.sqlite_options())
+                    .with_context(|| format!("cannot open the database {}", db.display()))?,
+            )
+        }
+        StorageBackend::Postgres => Arc::new(
+            PgStore::open(&config.postgres_options())
+                .context("cannot open the PostgreSQL database (storage.postgres)")?,
+        ),
+    })
+}
+
 /// Computes, in the background, the section costs of memories stored before the current render
 /// format (an upgraded store, or an import without them); recall computes missing ones itself
 /// meanwhile. Each chunk is one transaction, so an interrupted pass resumes at the next start.
-fn spawn_cost_filler(store: Arc<Store>) {
+fn spawn_cost_filler(store: Arc<dyn MemoryStore>) {
     let fill = move || -> mira_store::Result<usize> {
         let version = mira_core::render::RENDER_VERSION;
         let mut done = 0;

@@ -716,7 +716,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let app = open(&cli)?;
             write_stdout(&format!(
                 "Database {} is at schema version {}\n",
-                app.store.path().display(),
+                app.store.location(),
                 app.store.schema_version()?
             ));
         }

@@ -163,10 +163,15 @@ config_words! {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct StorageConfig {
+    /// Which database holds the memories: `sqlite` (one file in `path`, the default) or
+    /// `postgres` (a server several mira servers share, `storage.postgres`).
+    pub backend: StorageBackend,
     /// Directory holding `mira.db` and `index/`. Unset: `<project>/.mira` inside a project
     /// (a directory with `.git` or `.mira` at or above the working directory), else
-    /// `~/.local/share/mira`.
+    /// `~/.local/share/mira`. With PostgreSQL, it holds the index files only.
     pub path: Option<PathBuf>,
+    /// The PostgreSQL database (`backend: postgres`).
+    pub postgres: PostgresConfig,
     /// SQLite pragmas.
     pub sqlite: SqliteConfig,
     /// Replace obvious secrets (API keys, private keys, `password=` values) by
@@ -176,9 +181,47 @@ pub struct StorageConfig {
 impl Default for StorageConfig {
     fn default() -> Self {
         StorageConfig {
+            backend: StorageBackend::default(),
             path: None,
+            postgres: PostgresConfig::default(),
             sqlite: SqliteConfig::default(),
             redact_secrets: true,
+        }
+    }
+}
+
+/// `storage.backend:`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StorageBackend {
+    /// One SQLite file (embedded, one machine).
+    #[default]
+    Sqlite,
+    /// PostgreSQL (>= 15) with pgvector, shared by several servers.
+    Postgres,
+}
+
+/// `storage.postgres:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PostgresConfig {
+    /// `postgres://user:password@host:5432/database` (also `$MIRA_DATABASE_URL`).
+    pub url: Option<String>,
+    /// Connections this process keeps open.
+    pub pool_size: u32,
+    /// `disable`, `require` (encrypted) or `verify-full` (encrypted, certificate and host
+    /// name checked).
+    pub tls: mira_store::TlsMode,
+    /// Seconds to wait for the server or for a free connection.
+    pub connect_timeout_secs: u64,
+}
+impl Default for PostgresConfig {
+    fn default() -> Self {
+        PostgresConfig {
+            url: None,
+            pool_size: 8,
+            tls: mira_store::TlsMode::default(),
+            connect_timeout_secs: 10,
         }
     }
 }
@@ -806,6 +849,16 @@ impl Config {
         if let Some(p) = nonempty("MIRA_STORAGE_PATH").or_else(|| nonempty("MIRA_DATA_PATH")) {
             self.storage.path = Some(PathBuf::from(p));
         }
+        if let Some(b) = nonempty("MIRA_STORAGE_BACKEND") {
+            self.storage.backend = match b.trim().to_ascii_lowercase().as_str() {
+                "sqlite" => StorageBackend::Sqlite,
+                "postgres" => StorageBackend::Postgres,
+                other => bail!("MIRA_STORAGE_BACKEND={other}: expected sqlite or postgres"),
+            };
+        }
+        if let Some(url) = nonempty("MIRA_DATABASE_URL") {
+            self.storage.postgres.url = Some(url);
+        }
         if let Some(p) = nonempty("MIRA_MODEL_DIR") {
             self.embeddings.model_dir = Some(PathBuf::from(p));
         }
@@ -855,6 +908,22 @@ impl Config {
         }
         let unit = |x: f64| (0.0..=1.0).contains(&x);
         let a = &self.allocator;
+        let pg = &self.storage.postgres;
+        check(
+            self.storage.backend == StorageBackend::Sqlite || pg.url.is_some(),
+            "storage.postgres.url",
+            "must be set with storage.backend: postgres (or $MIRA_DATABASE_URL), as postgres://user:password@host:5432/mira",
+        )?;
+        check(
+            (1..=1000).contains(&pg.pool_size),
+            "storage.postgres.pool_size",
+            "must be in 1..=1000",
+        )?;
+        check(
+            (1..=3600).contains(&pg.connect_timeout_secs),
+            "storage.postgres.connect_timeout_secs",
+            "must be in 1..=3600",
+        )?;
         check(
             self.embeddings.dimension == 384,
             "embeddings.dimension",
@@ -1094,6 +1163,17 @@ impl Config {
         self.storage_dir().join("mira.db")
     }
 
+    /// The PostgreSQL options for the store (`storage.postgres`).
+    pub fn postgres_options(&self) -> mira_store::PgOptions {
+        let p = &self.storage.postgres;
+        mira_store::PgOptions {
+            url: p.url.clone().unwrap_or_default(),
+            pool_size: p.pool_size,
+            tls: p.tls,
+            connect_timeout: std::time::Duration::from_secs(p.connect_timeout_secs),
+        }
+    }
+
     /// The SQLite options for the store.
     pub fn sqlite_options(&self) -> mira_store::SqliteOptions {
         let s = &self.storage.sqlite;
@@ -1186,6 +1266,44 @@ mod tests {
             warnings.contains("allocator.session_boost_max") && warnings.contains("recall.rrf_k"),
             "{warnings}"
         );
+    }
+
+    #[test]
+    fn the_postgres_backend_is_read_and_checked() {
+        let cfg = Config::from_yaml(
+            "storage:\n  backend: postgres\n  postgres:\n    url: postgres://m@db/mira\n    tls: verify-full\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.storage.backend, StorageBackend::Postgres);
+        let opts = cfg.postgres_options();
+        assert_eq!(
+            (opts.url.as_str(), opts.tls),
+            ("postgres://m@db/mira", mira_store::TlsMode::VerifyFull)
+        );
+        let err = Config::from_yaml("storage:\n  backend: postgres\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("storage.postgres.url"), "{err}");
+        let err = Config::from_yaml("storage:\n  postgres:\n    tls: maybe\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("storage.postgres.tls"), "{err}");
+        let mut cfg = Config::default();
+        cfg.apply_env(|k| match k {
+            "MIRA_STORAGE_BACKEND" => Some("postgres".into()),
+            "MIRA_DATABASE_URL" => Some("postgres://m@h/x".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(cfg.storage.backend, StorageBackend::Postgres);
+        assert_eq!(
+            cfg.storage.postgres.url.as_deref(),
+            Some("postgres://m@h/x")
+        );
+        let err = Config::default()
+            .apply_env(|k| (k == "MIRA_STORAGE_BACKEND").then(|| "mysql".into()))
+            .unwrap_err();
+        assert!(err.to_string().contains("MIRA_STORAGE_BACKEND"), "{err}");
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! wing (for the entity boost). Rows come from SQLite ([`CatalogRow`]); the manager keeps the
 //! catalog in step with the database (see the [module docs](super)).
 
-use super::{Labels, Matcher, SearchFilter};
+use super::{Labels, Matcher, Scope};
 use mira_core::allocate::ModeCosts;
 use mira_core::lexical::{self, Bm25Params, LexicalIndex};
 use mira_core::memory::{MemoryId, MemoryType};
@@ -265,7 +265,7 @@ impl Catalog {
     }
 
     /// The resolved form of `filter` (`None`: it names a wing or room that holds nothing).
-    pub(crate) fn matcher(&self, filter: &SearchFilter) -> Option<Matcher> {
+    pub(crate) fn matcher(&self, filter: &Scope) -> Option<Matcher> {
         self.labels.matcher(filter)
     }
 
@@ -278,7 +278,7 @@ impl Catalog {
     }
 
     /// The pinned memories within `filter`, oldest first.
-    pub fn pinned(&self, filter: &SearchFilter) -> Vec<&Card> {
+    pub fn pinned(&self, filter: &Scope) -> Vec<&Card> {
         let Some(m) = self.matcher(filter) else {
             return Vec::new();
         };
@@ -293,7 +293,7 @@ impl Catalog {
     }
 
     /// Number of live memories within `filter`.
-    pub fn scope_size(&self, filter: &SearchFilter) -> usize {
+    pub fn scope_size(&self, filter: &Scope) -> usize {
         let Some(m) = self.matcher(filter) else {
             return 0;
         };
@@ -304,7 +304,7 @@ impl Catalog {
     }
 
     /// The slots of every live memory within `filter`.
-    pub fn scope(&self, filter: &SearchFilter) -> Vec<u32> {
+    pub fn scope(&self, filter: &Scope) -> Vec<u32> {
         let Some(m) = self.matcher(filter) else {
             return Vec::new();
         };
@@ -315,7 +315,7 @@ impl Catalog {
 
     /// About `n` slots spread evenly over the memories within `filter` (all of them when the
     /// scope holds fewer), without listing the whole scope when it fills most of the catalog.
-    pub fn sample(&self, filter: &SearchFilter, n: usize) -> Vec<u32> {
+    pub fn sample(&self, filter: &Scope, n: usize) -> Vec<u32> {
         let Some(m) = self.matcher(filter) else {
             return Vec::new();
         };
@@ -343,7 +343,7 @@ impl Catalog {
         &self,
         query: &[String],
         params: Bm25Params,
-        filter: &SearchFilter,
+        filter: &Scope,
     ) -> Vec<(u32, f32)> {
         let Some(m) = self.matcher(filter) else {
             return Vec::new();
@@ -382,7 +382,7 @@ impl Catalog {
     }
 
     /// The speakers of the memories within `filter`'s wing (all wings without one), lower case.
-    pub fn speakers(&self, filter: &SearchFilter) -> Vec<Arc<str>> {
+    pub fn speakers(&self, filter: &Scope) -> Vec<Arc<str>> {
         let wings: Vec<u32> = match &filter.wing {
             Some(w) => self.labels.get(w).into_iter().collect(),
             None => self.speakers.keys().copied().collect(),
@@ -440,10 +440,10 @@ mod tests {
         c.upsert(row(3, "a", Some("s1"), 20, "Caroline: lovely lake"));
         c.upsert(row(4, "b", Some("s1"), 20, "Bob: hiking again"));
         assert_eq!(c.len(), 4);
-        let a = SearchFilter::wing("a");
+        let a = Scope::wing("a");
         assert_eq!(c.scope_size(&a), 3);
         assert_eq!(c.scope(&a).len(), 3);
-        assert_eq!(c.scope_size(&SearchFilter::wing("zzz")), 0);
+        assert_eq!(c.scope_size(&Scope::wing("zzz")), 0);
         let s3 = c.slot_of(MemoryId::from_u128(3)).unwrap();
         let n: Vec<_> = c.neighbours(s3, 2).collect();
         assert_eq!(n[0].0.and_then(|s| c.card(s)).map(|c| c.key), Some(2));
@@ -479,7 +479,7 @@ mod tests {
         c.upsert(moved);
         assert_eq!(c.len(), 1);
         assert_eq!(c.keys().collect::<Vec<_>>(), vec![9]);
-        assert_eq!(c.scope_size(&SearchFilter::wing("a")), 1);
+        assert_eq!(c.scope_size(&Scope::wing("a")), 1);
     }
 
     #[test]
@@ -519,20 +519,20 @@ mod tests {
             let wing = if key % 10 == 0 { "small" } else { "big" };
             c.upsert(row(key, wing, None, key as i64, "text"));
         }
-        let all = c.sample(&SearchFilter::default(), 100);
+        let all = c.sample(&Scope::default(), 100);
         assert_eq!(all.len(), 100);
-        let big = c.sample(&SearchFilter::wing("big"), 100);
+        let big = c.sample(&Scope::wing("big"), 100);
         assert!((45..=100).contains(&big.len()), "{}", big.len());
         assert!(big
             .iter()
             .all(|&s| c.card(s).is_some_and(|k| &*k.wing == "big")));
         // A scope too sparse for stepping over the catalog is listed, then stepped.
-        let small = c.sample(&SearchFilter::wing("small"), 50);
+        let small = c.sample(&Scope::wing("small"), 50);
         assert_eq!(small.len(), 50);
         assert!(small
             .iter()
             .all(|&s| c.card(s).is_some_and(|k| &*k.wing == "small")));
-        assert_eq!(c.sample(&SearchFilter::wing("small"), 500).len(), 100);
-        assert!(c.sample(&SearchFilter::wing("none"), 10).is_empty());
+        assert_eq!(c.sample(&Scope::wing("small"), 500).len(), 100);
+        assert!(c.sample(&Scope::wing("none"), 10).is_empty());
     }
 }

@@ -1,7 +1,7 @@
 //! The exact index: a flat scan over a contiguous `f32` matrix.
 
 use super::{
-    prepare_query, prepare_vector, Census, Hit, IndexEntry, IndexError, Labels, SearchFilter, Slot,
+    prepare_query, prepare_vector, Census, Hit, IndexEntry, IndexError, Labels, Scope, Slot,
     VectorIndex,
 };
 use mira_core::memory::MemoryId;
@@ -177,7 +177,7 @@ impl ExactIndex {
     }
 
     /// How many entries match `filter` (all entries without a filter).
-    pub fn count_matching(&self, filter: &SearchFilter) -> usize {
+    pub fn count_matching(&self, filter: &Scope) -> usize {
         self.labels
             .matcher(filter)
             .map_or(0, |m| self.census.count(&m, self.slots.len()))
@@ -278,7 +278,7 @@ impl VectorIndex for ExactIndex {
         }
     }
 
-    fn search(&self, query: &[f32], k: usize, filter: &SearchFilter) -> Vec<Hit> {
+    fn search(&self, query: &[f32], k: usize, filter: &Scope) -> Vec<Hit> {
         let Some(q) = prepare_query(query, self.dim) else {
             return Vec::new();
         };

@@ -2,7 +2,7 @@
 
 use super::{
     prepare_query, prepare_vector, Census, Hit, IndexEntry, IndexError, IndexParams, Labels,
-    Result, SearchFilter, Slot, VectorIndex,
+    Result, Scope, Slot, VectorIndex,
 };
 use mira_core::memory::MemoryId;
 use std::collections::HashMap;
@@ -263,12 +263,7 @@ impl HnswIndex {
 
     /// The candidate keys for `query` with their similarities, best first; a filter is applied
     /// inside the graph search. Errors come from usearch (e.g. no free thread context).
-    pub fn try_search(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: &SearchFilter,
-    ) -> Result<Vec<(u64, f32)>> {
+    pub fn try_search(&self, query: &[f32], k: usize, filter: &Scope) -> Result<Vec<(u64, f32)>> {
         let Some(q) = prepare_query(query, self.dim) else {
             return Ok(Vec::new());
         };
@@ -325,7 +320,7 @@ impl VectorIndex for HnswIndex {
     }
 
     /// Approximate search; empty if usearch fails (the manager falls back to exact instead).
-    fn search(&self, query: &[f32], k: usize, filter: &SearchFilter) -> Vec<Hit> {
+    fn search(&self, query: &[f32], k: usize, filter: &Scope) -> Vec<Hit> {
         let mut hits: Vec<(u64, f32)> = match self.try_search(query, k, filter) {
             Ok(h) => h,
             Err(e) => {

@@ -1,15 +1,14 @@
 //! [`VectorIndexManager`]: the catalog, the exact index and the HNSW graph kept in step with
-//! SQLite.
+//! the database.
 
 use super::persist::{self, Expect, Meta};
-use super::source::LiveRow;
 use super::{
-    Catalog, ExactIndex, Hit, HnswIndex, IndexEntry, IndexParams, Result, SearchFilter, VectorIndex,
+    Catalog, ExactIndex, Hit, HnswIndex, IndexEntry, IndexParams, Result, Scope, VectorIndex,
 };
-use crate::Store;
+use crate::feed::{ChangeCursor, LiveRow};
+use crate::MemoryStore;
 use chrono::{DateTime, Utc};
 use mira_core::memory::MemoryId;
-use rusqlite::{Connection, OpenFlags};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -39,7 +38,7 @@ pub struct IndexState {
     pub persisted: bool,
     /// Whether the graph came from the persisted files at open (rather than a build).
     pub loaded: bool,
-    /// Entries added or removed to bring a loaded graph in step with SQLite.
+    /// Entries added or removed to bring a loaded graph in step with the database.
     pub patched: usize,
     /// Graph builds from scratch run by this process.
     pub rebuilds: u64,
@@ -60,13 +59,6 @@ pub struct SyncReport {
     pub removed: usize,
     /// Whether everything was reloaded (the change log no longer reached back far enough).
     pub reloaded: bool,
-}
-
-/// What the watcher last saw: `PRAGMA data_version` of its connection and the change-log position.
-struct Seen {
-    conn: Option<Connection>,
-    data_version: Option<i64>,
-    change: i64,
 }
 
 struct Inner {
@@ -131,7 +123,7 @@ impl Gate {
 /// See the [module docs](super) for the design. `Send + Sync`; use it behind the `Arc` that
 /// [`VectorIndexManager::open`] returns, from blocking threads.
 pub struct VectorIndexManager {
-    store: Arc<Store>,
+    store: Arc<dyn MemoryStore>,
     dir: PathBuf,
     params: IndexParams,
     me: Weak<VectorIndexManager>,
@@ -144,8 +136,8 @@ pub struct VectorIndexManager {
     rebuilds: AtomicU64,
     /// The graph build under way: vectors inserted so far, and how many it covers.
     progress: Arc<BuildProgress>,
-    /// Private connection for `PRAGMA data_version`, with what was last synced.
-    watcher: Mutex<Seen>,
+    /// How far the change feed was read.
+    cursor: Mutex<ChangeCursor>,
 }
 
 impl std::fmt::Debug for VectorIndexManager {
@@ -231,16 +223,15 @@ enum Origin {
 impl VectorIndexManager {
     /// Opens the index of `store` with its files in `dir` (e.g. `<db dir>/index`).
     ///
-    /// Builds the exact index from SQLite (every live embedding; rows whose vector is invalid are
+    /// Builds the exact index from the database (every live embedding; rows whose vector is invalid are
     /// skipped with a warning), then returns at once: a background thread loads the persisted
-    /// graph if its files are intact and consistent with SQLite (patching small differences),
+    /// graph if its files are intact and consistent with the database (patching small differences),
     /// or else builds it; searches scan exactly meanwhile.
-    pub fn open(store: Arc<Store>, dir: &Path, params: IndexParams) -> Result<Arc<Self>> {
+    pub fn open(store: Arc<dyn MemoryStore>, dir: &Path, params: IndexParams) -> Result<Arc<Self>> {
         let started = Instant::now();
-        let mut watcher = open_watcher(&store);
-        // The log position is read before the rows: a change committed in between is replayed
-        // by the first sync (replaying is idempotent).
-        watcher.change = store.last_change()?;
+        // The feed's position is read before the rows: a change committed in between is
+        // replayed by the first sync (replaying is idempotent).
+        let cursor = store.change_cursor()?;
         let rows = store.live_rows()?;
         let mut catalog = Catalog::new();
         let mut exact = ExactIndex::with_capacity(
@@ -256,7 +247,7 @@ impl VectorIndexManager {
             }
         }
         tracing::info!(
-            "vector index: {} memories ({} vectors) read from SQLite in {:.0} ms{}",
+            "vector index: {} memories ({} vectors) read from the database in {:.0} ms{}",
             catalog.len(),
             exact.len(),
             started.elapsed().as_secs_f64() * 1e3,
@@ -287,7 +278,7 @@ impl VectorIndexManager {
             cancel: Arc::new(AtomicBool::new(false)),
             rebuilds: AtomicU64::new(0),
             progress: Arc::default(),
-            watcher: Mutex::new(watcher),
+            cursor: Mutex::new(cursor),
         });
         mgr.gate.enter();
         mgr.spawn_background(true);
@@ -351,7 +342,7 @@ impl VectorIndexManager {
 
     /// The `k` live memories most similar to `query` among those matching `filter`, best first
     /// (ties by key). See [`IndexView::search`].
-    pub fn search(&self, query: &[f32], k: usize, filter: &SearchFilter) -> Vec<Hit> {
+    pub fn search(&self, query: &[f32], k: usize, filter: &Scope) -> Vec<Hit> {
         self.view(|v| v.search(query, k, filter))
     }
 
@@ -413,7 +404,7 @@ impl VectorIndexManager {
     }
 
     /// Rebuilds the graph from the exact index now (for `mira index rebuild`), then saves it.
-    /// A build already running is waited for and, when it built from SQLite, kept instead of
+    /// A build already running is waited for and, when it built from the database, kept instead of
     /// building a second time. Searches keep being served meanwhile. Returns the number of
     /// vectors indexed.
     pub fn rebuild_blocking(&self) -> Result<usize> {
@@ -490,7 +481,7 @@ impl VectorIndexManager {
         Ok(n)
     }
 
-    /// Loads the persisted graph if its files verify and differ from SQLite by at most 10 % of
+    /// Loads the persisted graph if its files verify and differ from the database by at most 10 % of
     /// the entries; `Ok(false)` (with the reason logged) if it must be rebuilt instead.
     fn try_load(&self) -> Result<bool> {
         let (fingerprint, dim) = {
@@ -516,7 +507,7 @@ impl VectorIndexManager {
         let limit = (fingerprint.len() / 10).max(256);
         if diff > limit {
             tracing::info!(
-                "vector index: persisted graph differs from SQLite by {diff} entries; rebuilding"
+                "vector index: persisted graph differs from the database by {diff} entries; rebuilding"
             );
             return Ok(false);
         }
@@ -598,25 +589,21 @@ impl VectorIndexManager {
         Ok(true)
     }
 
-    /// Brings the catalog, the exact index and the graph in step with SQLite: rows written,
-    /// archived or deleted by this process or another one since the last call. Costs one
-    /// `PRAGMA data_version` when nothing changed, else one read of the change log and of the
-    /// changed rows (everything is reloaded when the log no longer reaches back far enough).
+    /// Brings the catalog, the exact index and the graph in step with the database: rows written,
+    /// archived or deleted by this process or another one since the last call. Costs what the
+    /// store's [`MemoryStore::changes_since`] costs when nothing changed (no query on SQLite),
+    /// else one read of the changed rows (everything is reloaded when the log no longer reaches
+    /// back far enough).
     pub fn sync_from_store(&self) -> Result<SyncReport> {
         let _m = lock(&self.mutation);
-        let (version, change) = {
-            let mut w = lock(&self.watcher);
-            let version = w
-                .conn
-                .as_ref()
-                .and_then(|c| c.query_row("PRAGMA data_version", [], |r| r.get(0)).ok());
-            if version.is_some() && version == w.data_version {
-                return Ok(SyncReport::default());
-            }
-            w.data_version = None;
-            (version, w.change)
+        let cursor = lock(&self.cursor).clone();
+        let Some(changes) = self.store.changes_since(&cursor)? else {
+            return Ok(SyncReport::default());
         };
-        let changes = self.store.changes_after(change)?;
+        if changes.complete && changes.keys.is_empty() {
+            *lock(&self.cursor) = changes.cursor;
+            return Ok(SyncReport::default());
+        }
         let mut report = SyncReport {
             changed: true,
             ..SyncReport::default()
@@ -632,13 +619,11 @@ impl VectorIndexManager {
             report.added = added;
             report.removed = removed;
         }
-        let mut w = lock(&self.watcher);
-        w.data_version = version;
-        w.change = changes.last;
+        *lock(&self.cursor) = changes.cursor;
         Ok(report)
     }
 
-    /// Applies rows read from SQLite (`None`: archived or gone); returns (added, removed). The
+    /// Applies rows read from the database (`None`: archived or gone); returns (added, removed). The
     /// mutation lock is held.
     fn apply_rows(&self, rows: Vec<(u64, Option<LiveRow>)>) -> (usize, usize) {
         if rows.is_empty() {
@@ -733,7 +718,7 @@ impl IndexView<'_> {
     /// The `k` live memories most similar to `query` among those matching `filter`, best first
     /// (ties by key). Exact below `exact_threshold` vectors or while the graph is not ready; see
     /// the module docs for the filtered case. Never returns a memory that is not indexed.
-    pub fn search(&self, query: &[f32], k: usize, filter: &SearchFilter) -> Vec<Hit> {
+    pub fn search(&self, query: &[f32], k: usize, filter: &Scope) -> Vec<Hit> {
         let exact = &self.inner.exact;
         let n = exact.len();
         let Some(h) = self
@@ -794,25 +779,6 @@ fn add_row(catalog: &mut Catalog, exact: &mut ExactIndex, row: LiveRow) -> bool 
             exact.remove_key(key);
             true
         }
-    }
-}
-
-/// A read-only connection of our own: `PRAGMA data_version` is per connection.
-fn open_watcher(store: &Store) -> Seen {
-    let conn = Connection::open_with_flags(
-        store.path(),
-        OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI,
-    )
-    .ok();
-    let data_version = conn
-        .as_ref()
-        .and_then(|c| c.query_row("PRAGMA data_version", [], |r| r.get(0)).ok());
-    Seen {
-        conn,
-        data_version,
-        change: 0,
     }
 }
 

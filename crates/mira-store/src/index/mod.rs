@@ -43,12 +43,11 @@
 //! - **Mutations during a build** are applied to the exact index (and the old graph, if any); when
 //!   the new graph is swapped in it is reconciled with the exact index under the lock (stale
 //!   entries removed, missing ones added).
-//! - **Other processes**: [`VectorIndexManager::sync_from_store`] first asks a private SQLite
-//!   connection for `PRAGMA data_version` (changes only when another connection committed) and
-//!   returns at once when nothing changed. Otherwise it adds rows with `seq` above the highest key
-//!   held, then compares `count`, `sum(seq)` and a hashed sum of `seq` of the live rows with the
-//!   in-memory ones and checks that the row of the highest key still has the same id (SQLite reuses
-//!   the highest rowid after it is deleted); on any mismatch it diffs the full `(seq, id)` list.
+//! - **Other processes**: [`VectorIndexManager::sync_from_store`] asks the store's change feed
+//!   ([`crate::feed`]) what changed since it last looked, which costs no query on SQLite when
+//!   nothing was committed. Otherwise it re-reads the rows of the keys the log names (an archived
+//!   or deleted one is removed); when the log no longer reaches back that far, it reloads
+//!   everything.
 //!   Re-embedding a row in place is not detected by `sync_from_store`: call
 //!   [`VectorIndexManager::rebuild_blocking`] after a re-embed (a restart detects it through the
 //!   vector digests).
@@ -57,19 +56,18 @@
 //! bit for bit); a vector with a NaN or infinite component or of another dimension is refused with
 //! an error, a query of another dimension returns no hits.
 
-mod catalog;
+pub(crate) mod catalog;
 mod exact;
 mod hnsw;
 mod manager;
 mod persist;
-mod source;
 
 pub use catalog::{day_text, Card, Catalog, CatalogRow};
 pub use exact::{unit_cosine, ExactIndex};
 pub use hnsw::HnswIndex;
 pub use manager::{IndexState, IndexView, SyncReport, VectorIndexManager};
-pub use source::{Changes, LiveRow};
 
+use crate::Scope;
 use mira_core::memory::MemoryId;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -87,30 +85,6 @@ pub struct IndexEntry {
     pub room: String,
     /// Its embedding (L2-normalised by the index if it is not already).
     pub vector: Vec<f32>,
-}
-
-/// Restricts a search to one wing and/or one room (`None` = any).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SearchFilter {
-    /// Only memories of this wing.
-    pub wing: Option<String>,
-    /// Only memories of this room (of any wing unless `wing` is set too).
-    pub room: Option<String>,
-}
-
-impl SearchFilter {
-    /// No restriction.
-    pub fn all() -> Self {
-        SearchFilter::default()
-    }
-
-    /// Only memories of `wing`.
-    pub fn wing(wing: impl Into<String>) -> Self {
-        SearchFilter {
-            wing: Some(wing.into()),
-            room: None,
-        }
-    }
 }
 
 /// One search result. Results are sorted by similarity descending, ties by key ascending.
@@ -209,7 +183,7 @@ pub trait VectorIndex: Send + Sync {
     fn remove(&mut self, id: MemoryId) -> bool;
     /// The `k` entries most similar to `query` that match `filter`, best first (ties by key).
     /// Empty on a query of the wrong dimension or with non-finite components.
-    fn search(&self, query: &[f32], k: usize, filter: &SearchFilter) -> Vec<Hit>;
+    fn search(&self, query: &[f32], k: usize, filter: &Scope) -> Vec<Hit>;
     /// Number of entries.
     fn len(&self) -> usize;
     /// Whether the index holds no entries.
@@ -256,7 +230,7 @@ impl Labels {
     }
 
     /// The filter as interned ids; `None` when it names a wing or room never seen (no match).
-    pub fn matcher(&self, f: &SearchFilter) -> Option<Matcher> {
+    pub fn matcher(&self, f: &Scope) -> Option<Matcher> {
         let wing = match &f.wing {
             Some(w) => Some(self.get(w)?),
             None => None,
@@ -305,7 +279,7 @@ impl Census {
     }
 }
 
-/// A resolved [`SearchFilter`].
+/// A resolved [`Scope`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Matcher {
     wing: Option<u32>,

@@ -4,9 +4,9 @@
 
 use mira_core::memory::MemoryId;
 use mira_store::index::{
-    ExactIndex, HnswIndex, IndexEntry, IndexParams, SearchFilter, VectorIndex, VectorIndexManager,
+    ExactIndex, HnswIndex, IndexEntry, IndexParams, VectorIndex, VectorIndexManager,
 };
-use mira_store::{SqliteOptions, Store};
+use mira_store::{Scope, SqliteOptions, SqliteStore};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -58,14 +58,14 @@ fn clustered(n: usize, seed: u64) -> Vec<Vec<f32>> {
 struct Fixture {
     _tmp: tempfile::TempDir,
     db: PathBuf,
-    store: Arc<Store>,
+    store: Arc<SqliteStore>,
 }
 
 impl Fixture {
     fn new() -> Fixture {
         let tmp = tempfile::tempdir().unwrap();
         let db = tmp.path().join("mira.db");
-        let store = Arc::new(Store::open(&db, &SqliteOptions::default()).unwrap());
+        let store = Arc::new(SqliteStore::open(&db, &SqliteOptions::default()).unwrap());
         Fixture {
             _tmp: tmp,
             db,
@@ -85,7 +85,7 @@ impl Fixture {
 }
 
 /// Writes a memory row and its embedding; returns the index entry for it.
-fn add_row(store: &Store, wing: &str, room: &str, vector: &[f32]) -> IndexEntry {
+fn add_row(store: &SqliteStore, wing: &str, room: &str, vector: &[f32]) -> IndexEntry {
     let id = MemoryId::new_v4();
     let blob: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
     let seq = store
@@ -112,7 +112,7 @@ fn add_row(store: &Store, wing: &str, room: &str, vector: &[f32]) -> IndexEntry 
     }
 }
 
-fn archive_row(store: &Store, id: MemoryId) {
+fn archive_row(store: &SqliteStore, id: MemoryId) {
     store
         .write(|tx| {
             tx.execute(
@@ -124,7 +124,7 @@ fn archive_row(store: &Store, id: MemoryId) {
         .unwrap();
 }
 
-fn delete_row(store: &Store, id: MemoryId) {
+fn delete_row(store: &SqliteStore, id: MemoryId) {
     store
         .write(|tx| {
             tx.execute("DELETE FROM verbatims WHERE id = ?1", [id.to_string()])?;
@@ -136,7 +136,7 @@ fn delete_row(store: &Store, id: MemoryId) {
 const WINGS: [(&str, usize); 3] = [("alpha", 70), ("beta", 25), ("gamma", 5)];
 
 /// Fills the store with `n` rows over three wings (70 / 25 / 5 %) and two rooms each.
-fn fill(store: &Store, n: usize, seed: u64) -> Vec<IndexEntry> {
+fn fill(store: &SqliteStore, n: usize, seed: u64) -> Vec<IndexEntry> {
     clustered(n, seed)
         .iter()
         .enumerate()
@@ -191,7 +191,7 @@ fn exact_index_is_exact_ordered_and_rejects_bad_input() {
         .unwrap();
     }
     let q = &vs[7];
-    let hits = idx.search(q, 50, &SearchFilter::all());
+    let hits = idx.search(q, 50, &Scope::all());
     assert_eq!(hits.len(), 50);
     assert!(hits.windows(2).all(|w| w[0].similarity >= w[1].similarity));
     assert!((hits[0].similarity - 1.0).abs() < 1e-5);
@@ -223,10 +223,7 @@ fn exact_index_is_exact_ordered_and_rejects_bad_input() {
         vector: vs[0].clone(),
     })
     .unwrap();
-    assert_eq!(
-        ids(&tie.search(&vs[0], 2, &SearchFilter::all())),
-        vec![b, a]
-    );
+    assert_eq!(ids(&tie.search(&vs[0], 2, &Scope::all())), vec![b, a]);
     // Bad input: wrong dimension, NaN, zero vector; queries of those kinds find nothing.
     let e = |v: Vec<f32>| IndexEntry {
         key: 1000,
@@ -238,17 +235,15 @@ fn exact_index_is_exact_ordered_and_rejects_bad_input() {
     assert!(idx.insert(e(vec![0.5; DIM + 1])).is_err());
     assert!(idx.insert(e(vec![f32::NAN; DIM])).is_err());
     assert!(idx.insert(e(vec![0.0; DIM])).is_err());
-    assert!(idx.search(&[0.5; 3], 10, &SearchFilter::all()).is_empty());
-    assert!(idx
-        .search(&[f32::NAN; DIM], 10, &SearchFilter::all())
-        .is_empty());
-    assert!(idx.search(q, 0, &SearchFilter::all()).is_empty());
-    assert!(idx.search(q, 10, &SearchFilter::wing("nowhere")).is_empty());
+    assert!(idx.search(&[0.5; 3], 10, &Scope::all()).is_empty());
+    assert!(idx.search(&[f32::NAN; DIM], 10, &Scope::all()).is_empty());
+    assert!(idx.search(q, 0, &Scope::all()).is_empty());
+    assert!(idx.search(q, 10, &Scope::wing("nowhere")).is_empty());
     assert_eq!(idx.len(), 500);
     // Non-normalised input is normalised.
     idx.insert(e(vs[1].iter().map(|x| x * 3.0).collect()))
         .unwrap();
-    let top = idx.search(&vs[1], 1, &SearchFilter::all());
+    let top = idx.search(&vs[1], 1, &Scope::all());
     assert!((top[0].similarity - 1.0).abs() < 1e-5);
 }
 
@@ -282,8 +277,8 @@ fn hnsw_index_matches_exact_on_clustered_data_and_supports_removal() {
         .iter()
         .map(|q| {
             recall(
-                &ids(&exact.search(q, 10, &SearchFilter::all())),
-                &ids(&hnsw.search(q, 10, &SearchFilter::all())),
+                &ids(&exact.search(q, 10, &Scope::all())),
+                &ids(&hnsw.search(q, 10, &Scope::all())),
             )
         })
         .sum::<f64>()
@@ -297,7 +292,7 @@ fn hnsw_index_matches_exact_on_clustered_data_and_supports_removal() {
     assert!(!hnsw.remove(*removed.iter().next().unwrap()));
     for e in entries.iter().step_by(3).take(50) {
         assert!(hnsw
-            .search(&e.vector, 100, &SearchFilter::all())
+            .search(&e.vector, 100, &Scope::all())
             .iter()
             .all(|h| !removed.contains(&h.id)));
     }
@@ -305,7 +300,7 @@ fn hnsw_index_matches_exact_on_clustered_data_and_supports_removal() {
     // Re-inserting under the same key replaces.
     hnsw.insert(entries[0].clone()).unwrap();
     assert_eq!(
-        hnsw.search(&entries[0].vector, 1, &SearchFilter::all())[0].id,
+        hnsw.search(&entries[0].vector, 1, &Scope::all())[0].id,
         entries[0].id
     );
 }
@@ -326,7 +321,7 @@ fn filtered_search_returns_only_the_wing_and_loses_no_recall() {
         let exact = ExactIndex::from_entries(entries.clone()).unwrap();
         let queries = clustered(60, 99);
         for (wing, _) in WINGS {
-            let filter = SearchFilter::wing(wing);
+            let filter = Scope::wing(wing);
             let mut total = 0.0;
             for q in &queries {
                 let hits = m.search(q, 10, &filter);
@@ -350,7 +345,7 @@ fn filtered_search_returns_only_the_wing_and_loses_no_recall() {
             );
         }
         // Wing and room together; a room alone; an unknown wing.
-        let filter = SearchFilter {
+        let filter = Scope {
             wing: Some("beta".into()),
             room: Some("facts".into()),
         };
@@ -358,13 +353,13 @@ fn filtered_search_returns_only_the_wing_and_loses_no_recall() {
             let e = entries.iter().find(|e| e.id == h.id).unwrap();
             assert_eq!((e.wing.as_str(), e.room.as_str()), ("beta", "facts"));
         }
-        let room_only = SearchFilter {
+        let room_only = Scope {
             wing: None,
             room: Some("decisions".into()),
         };
         assert_eq!(m.search(&queries[0], 20, &room_only).len(), 20);
         assert!(m
-            .search(&queries[0], 10, &SearchFilter::wing("nowhere"))
+            .search(&queries[0], 10, &Scope::wing("nowhere"))
             .is_empty());
         drop(m);
     }
@@ -385,10 +380,10 @@ fn removed_and_archived_memories_never_come_back() {
     let gone = [archived.id, deleted.id];
     let check = |m: &VectorIndexManager| {
         for e in [archived, deleted] {
-            let hits = m.search(&e.vector, 100, &SearchFilter::all());
+            let hits = m.search(&e.vector, 100, &Scope::all());
             assert_eq!(hits.len(), 100);
             assert!(hits.iter().all(|h| !gone.contains(&h.id)));
-            let hits = m.search(&e.vector, 100, &SearchFilter::wing(e.wing.clone()));
+            let hits = m.search(&e.vector, 100, &Scope::wing(e.wing.clone()));
             assert!(hits.iter().all(|h| !gone.contains(&h.id)));
         }
         assert_eq!(m.len(), 1498);
@@ -408,7 +403,7 @@ fn removed_and_archived_memories_never_come_back() {
     let s = m.state();
     assert!(s.loaded && s.patched == 1, "{s:?}");
     assert!(m
-        .search(&entries[30].vector, 100, &SearchFilter::all())
+        .search(&entries[30].vector, 100, &Scope::all())
         .iter()
         .all(|h| h.id != entries[30].id));
     assert_eq!(m.len(), 1497);
@@ -425,7 +420,7 @@ fn consistent_files_are_loaded_without_rebuilding() {
         "{s:?}"
     );
     let built = s.last_rebuilt;
-    let before = m.search(&entries[5].vector, 10, &SearchFilter::all());
+    let before = m.search(&entries[5].vector, 10, &Scope::all());
     drop(m);
     let m = f.open(hnsw_params());
     let s = m.state();
@@ -437,10 +432,7 @@ fn consistent_files_are_loaded_without_rebuilding() {
         s.last_rebuilt.map(|t| t.timestamp_millis()),
         built.map(|t| t.timestamp_millis())
     );
-    assert_eq!(
-        m.search(&entries[5].vector, 10, &SearchFilter::all()),
-        before
-    );
+    assert_eq!(m.search(&entries[5].vector, 10, &Scope::all()), before);
     // Rows written after the last save are patched in, not rebuilt.
     let extra: Vec<IndexEntry> = clustered(5, 32)
         .iter()
@@ -454,7 +446,7 @@ fn consistent_files_are_loaded_without_rebuilding() {
         "{s:?}"
     );
     for e in &extra {
-        assert_eq!(m.search(&e.vector, 1, &SearchFilter::all())[0].id, e.id);
+        assert_eq!(m.search(&e.vector, 1, &Scope::all())[0].id, e.id);
     }
     assert!(m.save().unwrap());
     assert!(m.state().persisted);
@@ -487,7 +479,7 @@ fn corrupt_and_reopen(damage: impl Fn(&Path)) {
     let s = m.state();
     assert!(s.ready && !s.loaded && s.rebuilds == 1, "{s:?}");
     for e in entries.iter().step_by(97) {
-        assert_eq!(m.search(&e.vector, 1, &SearchFilter::all())[0].id, e.id);
+        assert_eq!(m.search(&e.vector, 1, &Scope::all())[0].id, e.id);
     }
     // The rebuilt graph was saved and loads next time.
     drop(m);
@@ -554,7 +546,7 @@ fn rows_written_by_another_process_show_up_after_sync() {
         "nothing changed yet"
     );
     // "Another process": a second connection set on the same file.
-    let other = Store::open(&f.db, &SqliteOptions::default()).unwrap();
+    let other = SqliteStore::open(&f.db, &SqliteOptions::default()).unwrap();
     let v = clustered(3, 52);
     let new: Vec<IndexEntry> = v
         .iter()
@@ -562,19 +554,16 @@ fn rows_written_by_another_process_show_up_after_sync() {
         .collect();
     archive_row(&other, entries[1].id);
     delete_row(&other, entries[2].id);
-    assert!(m.search(&new[0].vector, 1, &SearchFilter::all())[0].id != new[0].id);
+    assert!(m.search(&new[0].vector, 1, &Scope::all())[0].id != new[0].id);
     let r = m.sync_from_store().unwrap();
     assert!(r.changed && r.added == 3 && r.removed == 2, "{r:?}");
     for e in &new {
-        assert_eq!(m.search(&e.vector, 1, &SearchFilter::all())[0].id, e.id);
-        assert_eq!(
-            m.search(&e.vector, 1, &SearchFilter::wing("gamma"))[0].id,
-            e.id
-        );
+        assert_eq!(m.search(&e.vector, 1, &Scope::all())[0].id, e.id);
+        assert_eq!(m.search(&e.vector, 1, &Scope::wing("gamma"))[0].id, e.id);
     }
     for e in &entries[1..3] {
         assert!(m
-            .search(&e.vector, 50, &SearchFilter::all())
+            .search(&e.vector, 50, &Scope::all())
             .iter()
             .all(|h| h.id != e.id));
     }
@@ -590,10 +579,10 @@ fn rows_written_by_another_process_show_up_after_sync() {
     assert_eq!(reused.key, mine.key);
     let r = m.sync_from_store().unwrap();
     assert!(r.changed && r.added == 1 && !r.reloaded, "{r:?}");
-    let top = m.search(&reused.vector, 1, &SearchFilter::all());
+    let top = m.search(&reused.vector, 1, &Scope::all());
     assert_eq!(top[0].id, reused.id);
     assert!(m
-        .search(&mine.vector, 50, &SearchFilter::all())
+        .search(&mine.vector, 50, &Scope::all())
         .iter()
         .all(|h| h.id != mine.id));
     assert_eq!(m.sync_from_store().unwrap(), Default::default());
@@ -605,7 +594,7 @@ fn an_empty_store_grows_a_graph_and_inserts_during_a_build_are_kept() {
     let m = f.open(hnsw_params());
     let s = m.state();
     assert!(!s.ready && s.size == 0 && s.kind == "exact", "{s:?}");
-    assert!(m.search(&[0.1; DIM], 10, &SearchFilter::all()).is_empty());
+    assert!(m.search(&[0.1; DIM], 10, &Scope::all()).is_empty());
     assert!(!m.save().unwrap());
     let vs = clustered(300, 61);
     let mut entries = Vec::new();
@@ -620,7 +609,7 @@ fn an_empty_store_grows_a_graph_and_inserts_during_a_build_are_kept() {
     add_row(&f.store, "alpha", "facts", &[0.1; DIM + 2]);
     m.sync_from_store().unwrap();
     assert_eq!(m.len(), 300);
-    assert!(m.search(&[0.1; 3], 10, &SearchFilter::all()).is_empty());
+    assert!(m.search(&[0.1; 3], 10, &Scope::all()).is_empty());
     // Inserts racing the background build of a reopen are reconciled when it swaps in.
     assert!(m.save().unwrap());
     std::fs::remove_file(f.index_dir().join("hnsw.usearch")).unwrap();
@@ -635,7 +624,7 @@ fn an_empty_store_grows_a_graph_and_inserts_during_a_build_are_kept() {
     let s = m.state();
     assert!(s.ready && s.size == 320, "{s:?}");
     for e in late.iter().chain(&entries) {
-        assert_eq!(m.search(&e.vector, 1, &SearchFilter::all())[0].id, e.id);
+        assert_eq!(m.search(&e.vector, 1, &Scope::all())[0].id, e.id);
     }
 }
 
@@ -653,7 +642,7 @@ fn the_manager_is_shared_across_threads() {
             let (m, entries) = (&m, &entries);
             s.spawn(move || {
                 for e in entries.iter().skip(t).step_by(4) {
-                    assert_eq!(m.search(&e.vector, 1, &SearchFilter::all())[0].id, e.id);
+                    assert_eq!(m.search(&e.vector, 1, &Scope::all())[0].id, e.id);
                 }
             });
         }

@@ -7,9 +7,9 @@
 use mira_core::memory::MemoryId;
 use mira_embed::Embedder;
 use mira_store::index::{
-    ExactIndex, HnswIndex, IndexEntry, IndexParams, SearchFilter, VectorIndex, VectorIndexManager,
+    ExactIndex, HnswIndex, IndexEntry, IndexParams, VectorIndex, VectorIndexManager,
 };
-use mira_store::{SqliteOptions, Store};
+use mira_store::{Scope, SqliteOptions, SqliteStore};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
@@ -204,7 +204,7 @@ fn hnsw_recall_on_real_embeddings_at_default_params() {
     let ids = |h: Vec<mira_store::index::Hit>| h.into_iter().map(|h| h.id).collect::<Vec<_>>();
     let mean =
         |f: &dyn Fn(&[f32]) -> f64| qvecs.iter().map(|q| f(q)).sum::<f64>() / qvecs.len() as f64;
-    let all = SearchFilter::all();
+    let all = Scope::all();
     let r10 = mean(&|q| {
         recall_at(
             &ids(exact.search(q, 10, &all)),
@@ -217,7 +217,7 @@ fn hnsw_recall_on_real_embeddings_at_default_params() {
             &ids(hnsw.search(q, 100, &all)),
         )
     });
-    let wing = SearchFilter::wing("conv-b");
+    let wing = Scope::wing("conv-b");
     let rw = mean(&|q| {
         recall_at(
             &ids(exact.search(q, 10, &wing)),
@@ -236,7 +236,7 @@ fn restart_loads_the_persisted_index_without_re_embedding() {
     let (corpus, vectors) = (&corpus[..2000], &vectors[..2000]);
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("mira.db");
-    let store = Arc::new(Store::open(&db, &SqliteOptions::default()).unwrap());
+    let store = Arc::new(SqliteStore::open(&db, &SqliteOptions::default()).unwrap());
     store
         .write(|tx| {
             for (text, v) in corpus.iter().zip(vectors) {
@@ -264,7 +264,7 @@ fn restart_loads_the_persisted_index_without_re_embedding() {
     assert!(m.wait_idle(Duration::from_secs(300)));
     assert!(m.state().persisted);
     let q = &vectors[42];
-    let before = m.search(q, 10, &SearchFilter::all());
+    let before = m.search(q, 10, &Scope::all());
     drop(m);
     // The restart reads vectors from SQLite only: no embedder exists in this scope.
     let started = Instant::now();
@@ -276,5 +276,5 @@ fn restart_loads_the_persisted_index_without_re_embedding() {
         started.elapsed().as_secs_f64() * 1e3
     );
     assert!(s.loaded && s.rebuilds == 0 && s.size == 2000, "{s:?}");
-    assert_eq!(m.search(q, 10, &SearchFilter::all()), before);
+    assert_eq!(m.search(q, 10, &Scope::all()), before);
 }

@@ -4,6 +4,9 @@
     reason = "helpers unwrap like the tests (clippy.toml's allowance covers only #[test] functions)"
 )]
 
+mod backends;
+mod conformance;
 mod index_behaviour;
 mod index_recall_real;
+mod pg_server;
 mod repo;

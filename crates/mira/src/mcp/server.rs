@@ -440,7 +440,7 @@ impl ServerHandler for MiraServer {
             .with_instructions({
                 let mut text = format!(
                     "{INSTRUCTIONS}\n- Memories are kept in {}.",
-                    self.app().store.path().display()
+                    self.app().store.location()
                 );
                 if self.tool_router.has_route("soul_recall") {
                     text = format!("{text}\n{}", super::soul_tools::SOUL_INSTRUCTIONS);

@@ -74,7 +74,7 @@ fn database(app: &App) -> Check {
         (Ok(v), Ok(s)) => Check::ok(format!("schema version {v}, {} memories", s.memories)),
         (Err(e), _) | (_, Err(e)) => Check::degraded(format!(
             "the database {} does not answer: {e}",
-            app.store.path().display()
+            app.store.location()
         )),
     }
 }

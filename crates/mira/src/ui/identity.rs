@@ -2,7 +2,7 @@
 //! and how far each version drifted from the one before it (what the drift chart draws),
 //! measured as `soul_drift` measures two versions.
 
-use crate::usecases::{soul, UseCaseError, UseCaseResult};
+use crate::usecases::{soul, UseCaseResult};
 use crate::App;
 use mira_soul::service::{StatusOutcome, VersionEntry};
 use serde::Serialize;
@@ -38,9 +38,8 @@ pub fn identity(app: &App, agent: &str) -> UseCaseResult<IdentityView> {
     let status = soul::status(app, agent)?;
     let history = soul::history(app, &status.agent_id, Some(VERSIONS_SHOWN as i64))?;
     let threshold = soul::settings(&app.config.soul).drift_threshold;
-    let identities = app.store.read_with(|c| {
+    let identities = soul::read(app, |c| {
         mira_soul::storage::history(c, &status.agent_id, VERSIONS_SHOWN + 1)
-            .map_err(UseCaseError::from)
     })?;
     let mut versions: Vec<VersionDrift> = history
         .versions

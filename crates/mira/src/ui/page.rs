@@ -3,14 +3,21 @@
 //! memory with its one-line summary.
 
 use crate::usecases::timeline::summary;
-use crate::usecases::{load, UseCaseError, UseCaseResult};
+use crate::usecases::{load, UseCaseResult};
 use crate::App;
 use mira_core::memory::{Memory, MemoryId};
+use mira_store::Parts;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Most versions listed on each side of a supersession chain.
 const MAX_CHAIN: usize = 20;
+
+/// What a page reads about each version besides its row.
+const SUPERSEDES: Parts = Parts {
+    supersedes: true,
+    ..Parts::NONE
+};
 
 /// One memory as a line on another memory's page.
 fn line(m: &Memory) -> Value {
@@ -32,7 +39,7 @@ fn earlier_versions(app: &App, id: MemoryId) -> UseCaseResult<Vec<MemoryId>> {
     let mut queue = VecDeque::from([id]);
     let mut out = Vec::new();
     while let Some(next) = queue.pop_front() {
-        let Some(meta) = app.store.memory_meta(next)? else {
+        let Some(meta) = app.store.get(next, SUPERSEDES)? else {
             continue;
         };
         for old in meta.supersedes.into_iter().rev() {
@@ -64,9 +71,7 @@ fn later_versions(app: &App, m: &Memory) -> UseCaseResult<Vec<Memory>> {
 pub fn memory_page(app: &App, raw_id: &str) -> UseCaseResult<Value> {
     let loaded = load::load(app, raw_id)?;
     let m = &loaded.memory;
-    let meta = app.store.memory_meta(m.id)?.ok_or_else(|| {
-        UseCaseError::NotFound(format!("memory {} was forgotten meanwhile", m.id))
-    })?;
+    let meta = &loaded.facts;
     let earlier = earlier_versions(app, m.id)?;
     let later = later_versions(app, m)?;
     let linked: Vec<MemoryId> = loaded

@@ -110,7 +110,7 @@ fn existing(app: &App, raw: &[String]) -> UseCaseResult<Vec<(MemoryId, bool)>> {
     }
     let mut out: Vec<(MemoryId, bool)> = Vec::with_capacity(raw.len());
     for r in raw {
-        let id = validate::memory_id(&app.store, r)?;
+        let id = validate::memory_id(&*app.store, r)?;
         if out.iter().any(|(seen, _)| *seen == id) {
             continue;
         }

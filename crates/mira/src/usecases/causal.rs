@@ -128,7 +128,7 @@ fn bfs(
                 depth: depth + 1,
                 via: id,
                 relation: e.relation,
-                confidence: e.confidence,
+                confidence: e.confidence as f32,
             });
             queue.push_back((e.other, depth + 1));
         }
@@ -138,7 +138,7 @@ fn bfs(
 
 /// The causal chain of a memory.
 pub fn causal_chain(app: &App, req: &CausalRequest) -> UseCaseResult<CausalChain> {
-    let id = validate::memory_id(&app.store, &req.id)?;
+    let id = validate::memory_id(&*app.store, &req.id)?;
     let depth = req.max_depth.unwrap_or(DEFAULT_DEPTH);
     if !(1..=MAX_DEPTH).contains(&depth) {
         return Err(UseCaseError::Invalid(format!(

@@ -248,7 +248,7 @@ pub fn clear(app: &App, req: &ClearRequest) -> UseCaseResult<ClearOutcome> {
 /// Forgets one memory permanently (any printed id form): it never comes back from recall,
 /// timeline, load, lexical search or the index, also after a restart.
 pub fn forget(app: &App, raw_id: &str) -> UseCaseResult<ForgetOutcome> {
-    let id = validate::memory_id(&app.store, raw_id)?;
+    let id = validate::memory_id(&*app.store, raw_id)?;
     let not_found = || {
         UseCaseError::NotFound(format!(
             "no memory has id {id}: take ids from mira_recall or mira_timeline (it may already be forgotten)"

@@ -56,7 +56,7 @@ pub fn edit(app: &App, req: &EditRequest) -> UseCaseResult<EditOutcome> {
         validate::name("room", r)?;
     }
     let memory_type = memory_type.map(validate::memory_type).transpose()?;
-    let id = validate::memory_id(&app.store, &req.id)?;
+    let id = validate::memory_id(&*app.store, &req.id)?;
     let loaded = app.store.load(id)?.ok_or_else(|| {
         UseCaseError::NotFound(format!(
             "no memory has id {id}: take ids from mira recall or mira timeline (it may have been forgotten)"

@@ -3,12 +3,12 @@
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
 use mira_core::{render, slots};
-use mira_store::LoadedMemory;
+use mira_store::StoredMemory;
 use std::fmt::Write;
 
 /// Loads the memory with this id (any printed form: `<uuid>`, `T0:<uuid>`).
-pub fn load(app: &App, raw_id: &str) -> UseCaseResult<LoadedMemory> {
-    let id = validate::memory_id(&app.store, raw_id)?;
+pub fn load(app: &App, raw_id: &str) -> UseCaseResult<StoredMemory> {
+    let id = validate::memory_id(&*app.store, raw_id)?;
     app.store.load(id)?.ok_or_else(|| {
         UseCaseError::NotFound(format!(
             "no memory has id {id}: take ids from mira_recall or mira_timeline (it may have been cleared)"
@@ -18,7 +18,7 @@ pub fn load(app: &App, raw_id: &str) -> UseCaseResult<LoadedMemory> {
 
 /// For a superseded memory, the slot by which its successor replaced it ("location of i:
 /// paris → berlin"), when slots did ([`mira_core::slots`]).
-pub fn replaced_slot(app: &App, m: &LoadedMemory) -> UseCaseResult<Option<String>> {
+pub fn replaced_slot(app: &App, m: &StoredMemory) -> UseCaseResult<Option<String>> {
     let Some(next) = m.memory.superseded_by else {
         return Ok(None);
     };
@@ -33,7 +33,7 @@ pub fn replaced_slot(app: &App, m: &LoadedMemory) -> UseCaseResult<Option<String
 
 /// The text form: a header line, the verbatim content, then fingerprint, tags and links
 /// (`replaced`: the slot of [`replaced_slot`]).
-pub fn render_text(m: &LoadedMemory, replaced: Option<&str>) -> String {
+pub fn render_text(m: &StoredMemory, replaced: Option<&str>) -> String {
     let mem = &m.memory;
     let mut out = format!(
         "[ID: {} | Wing: {} | Room: {} | Type: {} | Date: {}]\n\n{}\n",
@@ -81,9 +81,10 @@ pub fn render_text(m: &LoadedMemory, replaced: Option<&str>) -> String {
 }
 
 /// The JSON form of a loaded memory.
-pub fn to_json(m: &LoadedMemory) -> serde_json::Value {
+pub fn to_json(m: &StoredMemory) -> serde_json::Value {
     let mem = &m.memory;
-    let edge = |e: &mira_store::EdgeRef| serde_json::json!({"id": e.other, "relation": e.relation, "confidence": e.confidence});
+    // Confidences are computed in f32: shown as such.
+    let edge = |e: &mira_store::Edge| serde_json::json!({"id": e.other, "relation": e.relation, "confidence": e.confidence as f32});
     serde_json::json!({
         "id": mem.id,
         "wing": mem.wing,
@@ -92,9 +93,9 @@ pub fn to_json(m: &LoadedMemory) -> serde_json::Value {
         "created_at": mem.created_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         "content": mem.content,
         "fingerprint": mem.fingerprint,
-        "fact_count": m.fact_count,
+        "fact_count": m.fact_count(),
         "token_count": mem.token_count,
-        "fingerprint_tokens": m.fingerprint_tokens,
+        "fingerprint_tokens": m.facts.fingerprint_tokens,
         "tags": m.tags.iter().map(|t| serde_json::json!({"tag": t.tag, "kind": t.kind})).collect::<Vec<_>>(),
         "causes": m.causes.iter().map(edge).collect::<Vec<_>>(),
         "consequences": m.consequences.iter().map(edge).collect::<Vec<_>>(),

@@ -18,7 +18,7 @@ pub struct PinOutcome {
 
 /// Pins (`pinned: true`) or unpins memory `raw_id` (any printed form or unique prefix).
 pub fn set_pinned(app: &App, raw_id: &str, pinned: bool) -> UseCaseResult<PinOutcome> {
-    let id = validate::memory_id(&app.store, raw_id)?;
+    let id = validate::memory_id(&*app.store, raw_id)?;
     if !app.store.set_pinned(id, pinned)? {
         return Err(UseCaseError::NotFound(format!(
             "no memory has id {id}: take ids from mira recall or mira timeline"

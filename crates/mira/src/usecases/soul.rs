@@ -6,6 +6,9 @@
 //! reads, on a read connection, after [`ensure`] has checked that SOUL's tables are ready
 //! (creating them the first time). When they cannot be (a newer SOUL schema, a read-only
 //! database), every operation fails with the cause, and [`state`] reports it in mira's status.
+//!
+//! SOUL's tables live in SQLite: on the PostgreSQL backend every operation fails with a message
+//! saying so ([`sqlite`]).
 
 use super::{UseCaseError, UseCaseResult};
 use crate::config::SoulConfig;
@@ -16,6 +19,7 @@ use mira_soul::service::{
     RecallOutcome, RecallRequest, StatusOutcome, SwapOutcome,
 };
 use mira_soul::{Patch, Settings, SoulError};
+use mira_store::SqliteStore;
 use rusqlite::Connection;
 use serde::Serialize;
 
@@ -46,17 +50,26 @@ impl From<SoulError> for UseCaseError {
     }
 }
 
+/// Why SOUL is not available on the PostgreSQL backend.
+pub const NEEDS_SQLITE: &str = "SOUL keeps its identities in SQLite and is not available with storage.backend: postgres; use the sqlite backend for SOUL, or turn it off (soul.enabled: false)";
+
+/// The SQLite store SOUL's tables live in, or the error saying SOUL needs it.
+pub fn sqlite(app: &App) -> UseCaseResult<&SqliteStore> {
+    app.store
+        .as_sqlite()
+        .ok_or_else(|| UseCaseError::Invalid(NEEDS_SQLITE.into()))
+}
+
 /// Runs `f` in one write transaction, committed only when it succeeds, once SOUL is ready.
 fn write<T>(app: &App, f: impl FnOnce(&Connection) -> Result<T, SoulError>) -> UseCaseResult<T> {
     ensure(app)?;
-    app.store.write_with(|tx| f(tx).map_err(UseCaseError::from))
+    sqlite(app)?.write_with(|tx| f(tx).map_err(UseCaseError::from))
 }
 
 /// Runs `f` on a read connection, once SOUL is ready.
-fn read<T>(app: &App, f: impl FnOnce(&Connection) -> Result<T, SoulError>) -> UseCaseResult<T> {
+pub fn read<T>(app: &App, f: impl FnOnce(&Connection) -> Result<T, SoulError>) -> UseCaseResult<T> {
     ensure(app)?;
-    app.store
-        .read_with(|conn| f(conn).map_err(UseCaseError::from))
+    sqlite(app)?.read_with(|conn| f(conn).map_err(UseCaseError::from))
 }
 
 fn now() -> i64 {
@@ -74,14 +87,12 @@ pub fn ensure(app: &App) -> UseCaseResult<()> {
 }
 
 fn prepare(app: &App) -> UseCaseResult<()> {
-    let ready = app
-        .store
-        .read_with(|c| mira_soul::storage::ready(c).map_err(UseCaseError::from))?;
+    let store = sqlite(app)?;
+    let ready = store.read_with(|c| mira_soul::storage::ready(c).map_err(UseCaseError::from))?;
     if ready {
         return Ok(());
     }
-    app.store
-        .write_with(|tx| mira_soul::storage::init(tx).map_err(UseCaseError::from))
+    store.write_with(|tx| mira_soul::storage::init(tx).map_err(UseCaseError::from))
 }
 
 /// SOUL's part of mira's status.
@@ -108,10 +119,12 @@ pub fn state(app: &App) -> SoulState {
     } else {
         None
     };
-    let overview = app.store.read_with(|c| {
-        mira_soul::storage::overview(c)
-            .context("cannot read SOUL's tables")
-            .map_err(UseCaseError::from)
+    let overview = sqlite(app).and_then(|store| {
+        store.read_with(|c| {
+            mira_soul::storage::overview(c)
+                .context("cannot read SOUL's tables")
+                .map_err(UseCaseError::from)
+        })
     });
     let overview = match overview {
         Ok(o) => o,

@@ -81,8 +81,8 @@ pub fn status(app: &App) -> UseCaseResult<Status> {
     let model_dir = app.model_dir();
     Ok(Status {
         version: env!("CARGO_PKG_VERSION").into(),
-        db_path: app.store.path().display().to_string(),
-        db_bytes: app.store.size_bytes(),
+        db_path: app.store.location(),
+        db_bytes: app.store.size_bytes()?,
         schema_version: app.store.schema_version()?,
         config: match &app.config_source {
             ConfigSource::File(p) => p.display().to_string(),

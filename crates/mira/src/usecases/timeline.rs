@@ -9,7 +9,7 @@ use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, Utc};
 use mira_core::memory::{Memory, MemoryId, MemoryType};
-use mira_store::{TimelineQuery, TimelineRow};
+use mira_store::{StoredMemory, TimelineQuery};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -182,7 +182,7 @@ pub fn parse_time(
 }
 
 /// The cursor of a position: opaque to callers, exact (`created_at` in ms and `seq`).
-fn encode_cursor(row: &TimelineRow) -> String {
+fn encode_cursor(row: &StoredMemory) -> String {
     format!("c{}.{}", row.memory.created_at.timestamp_millis(), row.seq)
 }
 

@@ -2,7 +2,7 @@
 
 use super::{UseCaseError, UseCaseResult};
 use mira_core::memory::{parse_id_ref, IdRef, MemoryId, MemoryType};
-use mira_store::Store;
+use mira_store::MemoryStore;
 
 /// Largest content accepted, in bytes of UTF-8.
 pub const MAX_CONTENT_BYTES: usize = 64 * 1024;
@@ -119,7 +119,7 @@ pub fn memory_type(value: &str) -> UseCaseResult<MemoryType> {
 /// prefix of at least 8 hex digits) and resolves a prefix against `store`, like git: a prefix
 /// that no memory or several memories start with is an error that says so. A whole id is
 /// returned as it is (the caller checks that it exists).
-pub fn memory_id(store: &Store, value: &str) -> UseCaseResult<MemoryId> {
+pub fn memory_id(store: &dyn MemoryStore, value: &str) -> UseCaseResult<MemoryId> {
     let prefix = match parse_id_ref(value).map_err(invalid)? {
         IdRef::Full(id) => return Ok(id),
         IdRef::Prefix(p) => p,

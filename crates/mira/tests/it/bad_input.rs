@@ -420,3 +420,37 @@ fn read_only_database_still_recalls_and_store_names_the_file() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(cli_memories(d), 2);
 }
+
+/// A PostgreSQL backend without a URL, with one that is not a URL, or with an unknown backend
+/// name: mira stops with a message naming the setting, and nothing else starts.
+#[test]
+fn a_broken_postgres_setting_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[(&str, &str)], &str); 3] = [
+        (
+            &[("MIRA_STORAGE_BACKEND", "postgres")],
+            "storage.postgres.url: must be set",
+        ),
+        (
+            &[
+                ("MIRA_STORAGE_BACKEND", "postgres"),
+                ("MIRA_DATABASE_URL", "not a url"),
+            ],
+            "storage.postgres.url is not a PostgreSQL URL",
+        ),
+        (
+            &[("MIRA_STORAGE_BACKEND", "mysql")],
+            "MIRA_STORAGE_BACKEND=mysql: expected sqlite or postgres",
+        ),
+    ];
+    for (env, expect) in cases {
+        let out = common::mira(dir.path())
+            .envs(env.iter().copied())
+            .arg("status")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{env:?}");
+        assert!(stderr.contains(expect), "{env:?}: {stderr}");
+    }
+}

@@ -43,6 +43,8 @@ pub fn mira(storage: &Path) -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("mira").unwrap();
     cmd.env("MIRA_STORAGE_PATH", storage)
         .env_remove("MIRA_CONFIG")
+        .env_remove("MIRA_STORAGE_BACKEND")
+        .env_remove("MIRA_DATABASE_URL")
         .env("MIRA_MODEL_DIR", mira_embed::resolve_model_dir(None))
         .env("MIRA_METRICS_ENABLED", "false")
         .env("HOME", storage);
@@ -69,4 +71,128 @@ pub fn locomo_dev_dir() -> std::path::PathBuf {
             std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared"))
         })
         .join("data/locomo-dev")
+}
+
+/// The stored embedding of memory `id` (it must exist and have one).
+pub fn embedding(app: &App, id: mira_core::memory::MemoryId) -> Vec<f32> {
+    let parts = mira_store::Parts {
+        embedding: true,
+        ..mira_store::Parts::NONE
+    };
+    app.store
+        .get(id, parts)
+        .unwrap()
+        .and_then(|m| m.embedding)
+        .map(|e| e.vector)
+        .unwrap()
+}
+
+/// Runs raw SQL on the app's SQLite store in one write transaction (as another process or a
+/// bug could); returns the rows `sql` changed.
+pub fn sql(app: &App, sql: &str, params: impl rusqlite::Params) -> usize {
+    app.store
+        .as_sqlite()
+        .expect("a SQLite store")
+        .write(|tx| Ok(tx.execute(sql, params)?))
+        .unwrap()
+}
+
+/// Inserts a causal edge `from → to` with SQL (as another process or a bug could).
+pub fn edge(app: &App, from: mira_core::memory::MemoryId, to: mira_core::memory::MemoryId) {
+    sql(
+        app,
+        "INSERT INTO causal_edges (from_id, to_id, relation, confidence, detected_at) VALUES (?1, ?2, 'because', 0.5, 0)",
+        (from.to_string(), to.to_string()),
+    );
+}
+
+/// A fresh database for one test, on either backend: SQLite in a temporary directory, or a
+/// PostgreSQL database of its own on the test server (`pg_server`), its index files in the
+/// temporary directory.
+pub struct Db {
+    /// The storage directory (the SQLite file and the index files).
+    pub dir: tempfile::TempDir,
+    /// The PostgreSQL database, when on that backend (dropped with it).
+    pub pg: Option<crate::pg_server::TestDatabase>,
+}
+
+impl Db {
+    /// A fresh SQLite store.
+    pub fn sqlite() -> Db {
+        Db {
+            dir: tempfile::tempdir().unwrap(),
+            pg: None,
+        }
+    }
+
+    /// A fresh PostgreSQL database, or `None` (the reason printed) without a test server.
+    pub fn postgres() -> Option<Db> {
+        Some(Db {
+            dir: tempfile::tempdir().unwrap(),
+            pg: Some(crate::pg_server::TestDatabase::create()?),
+        })
+    }
+
+    /// A fresh database of each backend that can be had: SQLite, and PostgreSQL when a test
+    /// server runs.
+    pub fn each() -> Vec<Db> {
+        std::iter::once(Db::sqlite())
+            .chain(Db::postgres())
+            .collect()
+    }
+
+    /// A fresh database on the same backend as this one.
+    pub fn another(&self) -> Db {
+        match self.pg {
+            None => Db::sqlite(),
+            Some(_) => Db::postgres().expect("the test server went away"),
+        }
+    }
+
+    /// `sqlite` or `postgres`.
+    pub fn name(&self) -> &'static str {
+        if self.pg.is_some() {
+            "postgres"
+        } else {
+            "sqlite"
+        }
+    }
+
+    /// The environment that points `mira` at this database.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        let mut env = vec![("MIRA_STORAGE_PATH", self.dir.path().display().to_string())];
+        if let Some(pg) = &self.pg {
+            env.push(("MIRA_STORAGE_BACKEND", "postgres".into()));
+            env.push(("MIRA_DATABASE_URL", pg.url.clone()));
+        }
+        env
+    }
+
+    /// A config on this database.
+    pub fn config(&self) -> Config {
+        let mut cfg = config_in(self.dir.path());
+        if let Some(pg) = &self.pg {
+            cfg.storage.backend = mira::config::StorageBackend::Postgres;
+            cfg.storage.postgres.url = Some(pg.url.clone());
+        }
+        cfg
+    }
+
+    /// An app on this database with the real model.
+    pub fn app(&self) -> App {
+        App::open_with_embedder(self.config(), model()).expect("open app")
+    }
+
+    /// An app on this database with the deterministic hash embedder.
+    pub fn hash_app(&self) -> App {
+        App::open_with_embedder(self.config(), Arc::new(mira_embed::HashEmbedder::new(384)))
+            .expect("open app")
+    }
+
+    /// The real `mira` binary on this database.
+    pub fn mira(&self) -> assert_cmd::Command {
+        let mut cmd = mira(self.dir.path());
+        cmd.envs(self.env());
+        cmd
+    }
 }

@@ -1,13 +1,15 @@
 //! Crash harness: a `mira serve` (MCP over stdio) stores memories in a pipeline and is killed
-//! with SIGKILL at seeded random moments, again and again on the same store. After each kill a
-//! new process opens the store: the database passes `PRAGMA integrity_check`, every memory whose
-//! store was acknowledged loads and is recallable, and the vector index holds every row.
+//! with SIGKILL at seeded random moments, again and again on the same store, on SQLite and on
+//! PostgreSQL. After each kill a new process opens the store: the SQLite file passes
+//! `PRAGMA integrity_check`, every memory whose store was acknowledged loads and is recallable,
+//! and the vector index holds every row.
 //!
-//! `MIRA_CRASH_KILLS` (default 8) sets the number of kills and `MIRA_CRASH_SEED` the seed;
-//! `scripts/crash-test.sh` runs a long series.
+//! `MIRA_CRASH_KILLS` (default 8; PostgreSQL: at most 3 unless set) sets the number of kills and
+//! `MIRA_CRASH_SEED` the seed; `scripts/crash-test.sh` runs a long series.
 #![cfg(unix)]
 
-use crate::mcp_common::{is_error, serial, text, StdioClient};
+use crate::common::Db;
+use crate::mcp_common::{is_error, mira_command, serial, text, StdioClient};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::Path;
@@ -187,10 +189,29 @@ fn verify(
 fn acknowledged_memories_survive_sigkill() {
     let _serial = serial();
     let kills = env_u64("MIRA_CRASH_KILLS", 8);
+    for db in Db::each() {
+        let kills = match db.pg {
+            Some(_) if std::env::var_os("MIRA_CRASH_KILLS").is_none() => kills.min(3),
+            _ => kills,
+        };
+        survive_kills(&db, kills);
+    }
+}
+
+/// Kills a server `kills` times on `db`, checking after each kill.
+#[allow(
+    clippy::print_stdout,
+    reason = "the harness's figures, shown with --nocapture"
+)]
+fn survive_kills(db: &Db, kills: u64) {
     let seed = env_u64("MIRA_CRASH_SEED", 0x5eed_2026);
     let mut rng = Rng(seed);
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("store").join("mira.db");
+    let file = db.dir.path().join("mira.db");
+    let serve = || {
+        let mut cmd = mira_command(db.dir.path(), &["serve"]);
+        cmd.envs(db.env());
+        StdioClient::spawn_command(cmd)
+    };
     let started = Instant::now();
 
     let mut acked: HashMap<String, String> = HashMap::new();
@@ -198,10 +219,10 @@ fn acknowledged_memories_survive_sigkill() {
     let mut lost = 0;
     let mut in_flight = 0;
     for round in 0..=kills {
-        if round > 0 {
-            assert_eq!(integrity(&db), "ok", "after kill {round}");
+        if round > 0 && db.pg.is_none() {
+            assert_eq!(integrity(&file), "ok", "after kill {round}");
         }
-        let mut c = StdioClient::spawn(dir.path(), &["serve"]);
+        let mut c = serve();
         c.initialize();
         lost += verify(&mut c, &acked, &latest);
         if round == kills {
@@ -214,6 +235,7 @@ fn acknowledged_memories_survive_sigkill() {
         acked.extend(latest.clone());
     }
     let value: Value = json!({
+        "backend": db.name(),
         "kills_survived": kills,
         "acknowledged": acked.len(),
         "unanswered_at_kill": in_flight,

@@ -15,7 +15,6 @@ use mira::usecases::UseCaseError;
 use mira::App;
 use mira_core::memory::MemoryId;
 use mira_core::MemoryType;
-use mira_store::index::SearchFilter;
 use mira_store::Scope;
 
 const NOTE: &str = "We had a long discussion about the roadmap and the hiring plan today.";
@@ -41,15 +40,11 @@ fn put(app: &App, content: &str, ty: &str) -> (MemoryId, u32) {
 /// Moves `created_at` back by `days` with SQL (a test cannot wait for a memory to age).
 fn backdate(app: &App, id: MemoryId, days: i64) {
     let ms = (Utc::now() - Duration::days(days)).timestamp_millis();
-    let n = app
-        .store
-        .write(|tx| {
-            Ok(tx.execute(
-                "UPDATE verbatims SET created_at = ?1 WHERE id = ?2",
-                (ms, id.to_string()),
-            )?)
-        })
-        .unwrap();
+    let n = common::sql(
+        app,
+        "UPDATE verbatims SET created_at = ?1 WHERE id = ?2",
+        (ms, id.to_string()),
+    );
     assert_eq!(n, 1);
 }
 
@@ -88,14 +83,9 @@ fn recalled(app: &App, query: &str) -> Vec<MemoryId> {
 }
 
 fn indexed(app: &App, id: MemoryId) -> bool {
-    let v = app
-        .store
-        .embeddings_by_ids(&[id])
-        .unwrap()
-        .remove(&id)
-        .unwrap();
+    let v = common::embedding(app, id);
     app.index
-        .search(&v, 100, &SearchFilter::all())
+        .search(&v, 100, &Scope::all())
         .iter()
         .any(|h| h.id == id)
 }

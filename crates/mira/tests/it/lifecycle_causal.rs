@@ -1,7 +1,7 @@
 //! The causal chain use case: a decision, what it triggered and a fix that resolves them,
 //! chained with the real model; depth bound, cycles, id forms.
 
-use crate::common::{app, hash_app};
+use crate::common::{app, edge, hash_app};
 use chrono::{Duration, TimeZone, Utc};
 use mira::usecases::causal::{causal_chain, render_text, CausalRequest};
 use mira::usecases::load::load;
@@ -39,19 +39,6 @@ fn chain(
         },
     )
     .unwrap()
-}
-
-/// Inserts a causal edge `from → to` with SQL (as another process or a bug could).
-fn edge(app: &App, from: MemoryId, to: MemoryId) {
-    app.store
-        .write(|tx| {
-            tx.execute(
-                "INSERT INTO causal_edges (from_id, to_id, relation, confidence, detected_at) VALUES (?1, ?2, 'because', 0.5, 0)",
-                (from.to_string(), to.to_string()),
-            )?;
-            Ok(())
-        })
-        .unwrap();
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! The clear and forget use cases: confirmation, scopes, counts, and that nothing deleted comes
 //! back from recall, timeline, load, FTS or the index, also after a restart.
 
-use crate::common::hash_app;
+use crate::common;
+use crate::common::{edge, hash_app};
 use mira::usecases::clear::{
     clear, forget, render_forget_text, render_text, ClearRequest, ClearScope,
 };
@@ -12,8 +13,7 @@ use mira::usecases::timeline::{timeline, TimelineRequest};
 use mira::usecases::UseCaseError;
 use mira::App;
 use mira_core::memory::MemoryId;
-use mira_store::index::SearchFilter;
-use mira_store::Scope;
+use mira_store::{Parts, Scope};
 use std::path::Path;
 
 struct Mem {
@@ -30,29 +30,12 @@ fn put(app: &App, content: &'static str, wing: &str, room: &str) -> Mem {
         ..StoreRequest::default()
     };
     let id = store(app, req).unwrap().id;
-    let vector = app
-        .store
-        .embeddings_by_ids(&[id])
-        .unwrap()
-        .remove(&id)
-        .unwrap();
+    let vector = common::embedding(app, id);
     Mem {
         id,
         content,
         vector,
     }
-}
-
-fn edge(app: &App, from: MemoryId, to: MemoryId) {
-    app.store
-        .write(|tx| {
-            tx.execute(
-                "INSERT INTO causal_edges (from_id, to_id, relation, confidence, detected_at) VALUES (?1, ?2, 'because', 0.5, 0)",
-                (from.to_string(), to.to_string()),
-            )?;
-            Ok(())
-        })
-        .unwrap();
 }
 
 /// w1/decisions: a; w1/facts: b, c; w2/facts: d. Edges a→b, b→c, c→d (crossing wings).
@@ -112,7 +95,7 @@ fn assert_gone(app: &App, gone: &[&Mem], kept: &[&Mem]) {
             "{} loadable",
             m.content
         );
-        let hits = app.index.search(&m.vector, 100, &SearchFilter::all());
+        let hits = app.index.search(&m.vector, 100, &Scope::all());
         assert!(
             hits.iter().all(|h| h.id != m.id),
             "{} still indexed",
@@ -155,13 +138,13 @@ fn assert_gone(app: &App, gone: &[&Mem], kept: &[&Mem]) {
             "{} still in the timeline",
             m.content
         );
-        assert!(app.store.embeddings_by_ids(&[m.id]).unwrap().is_empty());
+        assert!(app.store.get(m.id, Parts::NONE).unwrap().is_none());
     }
     for m in kept {
         assert_eq!(load(app, &m.id.to_string()).unwrap().memory.id, m.id);
         assert!(
             app.index
-                .search(&m.vector, 100, &SearchFilter::all())
+                .search(&m.vector, 100, &Scope::all())
                 .iter()
                 .any(|h| h.id == m.id),
             "{} lost",
@@ -418,14 +401,11 @@ fn forget_removes_one_memory_everywhere_for_good() {
         "w1",
         "facts",
     );
-    app.store
-        .write(|tx| {
-            Ok(tx.execute(
-                "UPDATE verbatims SET superseded_by = ?1 WHERE id = ?2",
-                (b.id.to_string(), old.id.to_string()),
-            )?)
-        })
-        .unwrap();
+    common::sql(
+        &app,
+        "UPDATE verbatims SET superseded_by = ?1 WHERE id = ?2",
+        (b.id.to_string(), old.id.to_string()),
+    );
     let tags_b = tags_of(&app, b.id);
     let out = forget(&app, &format!("T0:{}", b.id)).unwrap();
     assert_eq!((out.id, out.edges, out.tags), (b.id, 2, tags_b));

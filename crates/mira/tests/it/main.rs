@@ -24,6 +24,8 @@ mod mcp_http;
 mod mcp_stdio;
 mod module_graph;
 mod ops_http;
+#[path = "../../../mira-store/tests/it/pg_server.rs"]
+mod pg_server;
 mod recall_usecase;
 mod redaction;
 mod soul_mcp;

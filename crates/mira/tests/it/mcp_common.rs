@@ -26,6 +26,8 @@ pub fn mira_command(dir: &Path, args: &[&str]) -> Command {
         .env("MIRA_METRICS_ENABLED", "false")
         .env("MIRA_MODEL_DIR", mira_embed::resolve_model_dir(None))
         .env_remove("MIRA_CONFIG")
+        .env_remove("MIRA_STORAGE_BACKEND")
+        .env_remove("MIRA_DATABASE_URL")
         .env_remove("MIRA_LOG")
         .env_remove("MIRA_HTTP_ADDR");
     cmd

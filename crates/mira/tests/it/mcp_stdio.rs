@@ -1,5 +1,7 @@
-//! MCP over stdio, end to end: the real binary, JSON-RPC over its stdin/stdout.
+//! MCP over stdio, end to end: the real binary, JSON-RPC over its stdin/stdout. The tool
+//! sessions run on each backend (SQLite, and PostgreSQL when a test server can be had).
 
+use crate::common::Db;
 use crate::mcp_common::*;
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -77,6 +79,13 @@ fn check_tool_list(tools: &[Value]) {
 }
 
 /// Asserts an `isError` result whose text contains every one of `parts`.
+/// `mira serve` on `db`.
+fn serve(db: &Db) -> StdioClient {
+    let mut cmd = mira_command(db.dir.path(), &["serve"]);
+    cmd.envs(db.env());
+    StdioClient::spawn_command(cmd)
+}
+
 fn assert_tool_error(result: &Value, parts: &[&str]) {
     assert!(is_error(result), "expected a tool error, got {result}");
     let t = text(result);
@@ -88,8 +97,15 @@ fn assert_tool_error(result: &Value, parts: &[&str]) {
 #[test]
 fn stdio_session_covers_every_tool_and_error() {
     let _serial = serial();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut c = StdioClient::spawn(dir.path(), &["serve"]);
+    for db in Db::each() {
+        eprintln!("backend: {}", db.name());
+        every_tool_and_error(&db);
+    }
+}
+
+/// One session calling every tool, with their errors.
+fn every_tool_and_error(db: &Db) {
+    let mut c = serve(db);
 
     // Handshake.
     let init = c.initialize();
@@ -333,8 +349,15 @@ fn stdio_session_covers_every_tool_and_error() {
 #[test]
 fn lifecycle_tools_timeline_causal_archive_forget_clear() {
     let _serial = serial();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut c = StdioClient::spawn(dir.path(), &["serve"]);
+    for db in Db::each() {
+        eprintln!("backend: {}", db.name());
+        lifecycle_tools(&db);
+    }
+}
+
+/// Timeline, causal chain, archive, forget and clear through MCP.
+fn lifecycle_tools(db: &Db) {
+    let mut c = serve(db);
     c.initialize();
     let list = c.request("tools/list", json!({}));
     let tools = list["result"]["tools"].as_array().expect("tools").clone();
@@ -491,8 +514,15 @@ fn lifecycle_tools_timeline_causal_archive_forget_clear() {
 #[test]
 fn superseded_facts_and_forgotten_memories_through_mcp_and_a_restart() {
     let _serial = serial();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut c = StdioClient::spawn(dir.path(), &["serve"]);
+    for db in Db::each() {
+        eprintln!("backend: {}", db.name());
+        superseded_and_forgotten(&db);
+    }
+}
+
+/// Supersession and forgetting, then a restart on the same store.
+fn superseded_and_forgotten(db: &Db) {
+    let mut c = serve(db);
     c.initialize();
     let old = stored_id(&c.call_tool(
         "mira_store",
@@ -541,7 +571,7 @@ fn superseded_facts_and_forgotten_memories_through_mcp_and_a_restart() {
     assert!(status.success());
 
     // A new process on the same store: the forgotten memory is gone from every tool.
-    let mut c = StdioClient::spawn(dir.path(), &["serve"]);
+    let mut c = serve(db);
     c.initialize();
     let r = c.call_tool(
         "mira_recall",

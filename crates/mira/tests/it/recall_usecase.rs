@@ -282,3 +282,33 @@ fn recall_never_writes_to_the_database() {
     put(&app, "Carol runs the nightly backup.", "proj");
     assert_ne!(version(), before, "the probe must see a real write");
 }
+
+/// Scopes above `recall.ranking.exhaustive_below` are ranked from each search's best
+/// candidates: the vector index's on SQLite, pgvector's HNSW search (filtered by wing in the
+/// same query) on PostgreSQL. A question sharing no word with a memory finds it by meaning, and
+/// nothing of another wing comes back.
+#[test]
+fn large_scopes_find_by_meaning_on_both_backends() {
+    for db in crate::common::Db::each() {
+        let mut cfg = db.config();
+        cfg.recall.ranking.exhaustive_below = 0;
+        let app = App::open_with_embedder(cfg, crate::common::model()).unwrap();
+        let cat = put(&app, "The cat sleeps on the sofa all afternoon.", "home");
+        put(&app, "Quarterly revenue grew by twelve percent.", "home");
+        put(&app, "The invoice template needs a new logo.", "home");
+        let kitten = put(&app, "The kitten naps on the couch.", "other");
+        let req = RecallRequest {
+            query: "feline resting on furniture".into(),
+            wing: Some("home".into()),
+            ..RecallRequest::default()
+        };
+        let ids: Vec<_> = recall(&app, &req)
+            .unwrap()
+            .items
+            .iter()
+            .map(|i| i.id)
+            .collect();
+        assert_eq!(ids.first(), Some(&cat), "{}: {ids:?}", db.name());
+        assert!(!ids.contains(&kitten), "{}", db.name());
+    }
+}

@@ -35,7 +35,7 @@ fn seed_decision_gives_the_expected_fingerprint() {
     assert_eq!(fp.assignee.as_deref(), Some("Jean"));
     assert_eq!(fp.approvals, vec!["CTO"]);
     assert!(out.facts >= 6, "facts {}", out.facts);
-    assert_eq!(m.fact_count, out.facts);
+    assert_eq!(m.fact_count(), out.facts);
     let tags: Vec<&str> = m.tags.iter().map(|t| t.tag.as_str()).collect();
     assert!(
         tags.contains(&"postgresql") && tags.contains(&"mysql"),
@@ -218,15 +218,11 @@ fn batch_store_embeds_in_batches_and_reports_each_item() {
     assert_eq!(app.store.stats().unwrap().memories, 8);
     // Batched embeddings equal one-by-one embeddings.
     let one = store(&app, req("A single memory stored alone.", "b")).unwrap();
-    let stored = app.store.embeddings_by_ids(&[one.id]).unwrap();
+    let stored = common::embedding(&app, one.id);
     let direct = common::model()
         .embed("A single memory stored alone.")
         .unwrap();
-    let cos: f32 = stored[&one.id]
-        .iter()
-        .zip(&direct)
-        .map(|(a, b)| a * b)
-        .sum();
+    let cos: f32 = stored.iter().zip(&direct).map(|(a, b)| a * b).sum();
     assert!(cos > 0.9999, "{cos}");
 }
 

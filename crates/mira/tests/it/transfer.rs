@@ -1,6 +1,7 @@
-//! `mira export` and `mira import` through the real binary (and the crate API for the setup).
+//! `mira export` and `mira import` through the real binary (and the crate API for the setup),
+//! on both backends and from one to the other.
 
-use crate::common::{app, mira, stdout, SEED};
+use crate::common::{mira, stdout, Db, SEED};
 use mira::usecases::archive::{archive, ArchiveRequest};
 use mira::usecases::store::{store, StoreRequest};
 use std::path::Path;
@@ -15,8 +16,8 @@ fn req(content: &str, wing: &str) -> StoreRequest {
 
 /// A store with a decision, a causal follow-up, a superseded fact, an archived note and a
 /// second wing. Returns the ids of the decision and the follow-up.
-fn populate(dir: &Path) -> (String, String) {
-    let app = app(dir);
+fn populate(db: &Db) -> (String, String) {
+    let app = db.app();
     let decision = store(&app, req(SEED, "proj")).unwrap().id;
     let follow = store(
         &app,
@@ -59,20 +60,28 @@ fn populate(dir: &Path) -> (String, String) {
     (decision.to_string(), follow.id.to_string())
 }
 
-fn export(dir: &Path, extra: &[&str]) -> String {
-    stdout(mira(dir).arg("export").args(extra))
+fn export(db: &Db, extra: &[&str]) -> String {
+    stdout(db.mira().arg("export").args(extra))
 }
 
-fn import(dir: &Path, file: &Path) -> String {
-    stdout(mira(dir).arg("import").arg(file))
+fn import(db: &Db, file: &Path) -> String {
+    stdout(db.mira().arg("import").arg(file))
 }
 
 #[test]
 fn export_import_export_is_byte_identical_with_and_without_embeddings() {
-    let src = tempfile::tempdir().unwrap();
-    let (decision, follow) = populate(src.path());
-    let full = export(src.path(), &["--embeddings"]);
-    let plain = export(src.path(), &[]);
+    for src in Db::each() {
+        eprintln!("backend: {}", src.name());
+        round_trip(&src);
+    }
+}
+
+/// A store of `src`'s backend exported, imported into fresh stores of that backend, and
+/// exported again: the same bytes.
+fn round_trip(src: &Db) {
+    let (decision, follow) = populate(src);
+    let full = export(src, &["--embeddings"]);
+    let plain = export(src, &[]);
     assert_eq!(full.lines().count(), 6);
     assert!(full.contains("\"embedding\":{\"model\":\"all-MiniLM-L6-v2\",\"dim\":384,"));
     assert!(!plain.contains("\"embedding\""));
@@ -93,26 +102,28 @@ fn export_import_export_is_byte_identical_with_and_without_embeddings() {
     std::fs::write(&plain_file, &plain).unwrap();
 
     // With embeddings: nothing to embed, every field back bit for bit.
-    let a = tempfile::tempdir().unwrap();
-    let summary = import(a.path(), &full_file);
+    let a = src.another();
+    let summary = import(&a, &full_file);
     assert!(
         summary.starts_with("Imported: 6 (0 embedded)\nDuplicates skipped: 0\n"),
         "{summary}"
     );
     assert!(summary.contains("Errors: 0"), "{summary}");
-    assert_eq!(export(a.path(), &["--embeddings"]), full);
+    assert_eq!(export(&a, &["--embeddings"]), full);
 
     // Without embeddings: re-embedded with the model, everything else identical.
-    let b = tempfile::tempdir().unwrap();
-    assert!(import(b.path(), &plain_file).starts_with("Imported: 6 (6 embedded)"));
-    assert_eq!(export(b.path(), &[]), plain);
+    let b = src.another();
+    assert!(import(&b, &plain_file).starts_with("Imported: 6 (6 embedded)"));
+    assert_eq!(export(&b, &[]), plain);
 
     // The restored store works: load shows the link, recall finds the memories (index built),
     // the archived note stays out of recall.
-    let loaded = stdout(mira(b.path()).args(["load", &follow]));
+    let loaded = stdout(b.mira().args(["load", &follow]));
     assert!(loaded.contains(&decision), "{loaded}");
-    let recalled =
-        stdout(mira(b.path()).args(["recall", "PostgreSQL migration", "--wing", "proj"]));
+    let recalled = stdout(
+        b.mira()
+            .args(["recall", "PostgreSQL migration", "--wing", "proj"]),
+    );
     assert!(
         recalled.contains(&decision[..8]) && recalled.contains(&follow[..8]),
         "{recalled}"
@@ -120,22 +131,47 @@ fn export_import_export_is_byte_identical_with_and_without_embeddings() {
     assert!(!recalled.contains("roadmap"), "{recalled}");
 
     // Importing again changes nothing.
-    let again = import(a.path(), &full_file);
+    let again = import(&a, &full_file);
     assert!(
         again.starts_with("Imported: 0 (0 embedded)\nDuplicates skipped: 6\n"),
         "{again}"
     );
-    assert_eq!(export(a.path(), &["--embeddings"]), full);
+    assert_eq!(export(&a, &["--embeddings"]), full);
 
     // One wing only.
-    assert_eq!(export(src.path(), &["--wing", "other"]).lines().count(), 1);
+    assert_eq!(export(src, &["--wing", "other"]).lines().count(), 1);
+}
+
+#[test]
+fn moving_from_sqlite_to_postgres_and_back_is_lossless() {
+    let Some(pg) = Db::postgres() else {
+        return;
+    };
+    let src = Db::sqlite();
+    populate(&src);
+    let full = export(&src, &["--embeddings"]);
+    let files = tempfile::tempdir().unwrap();
+    let file = files.path().join("sqlite.jsonl");
+    std::fs::write(&file, &full).unwrap();
+    assert!(import(&pg, &file).starts_with("Imported: 6 (0 embedded)"));
+    let from_pg = export(&pg, &["--embeddings"]);
+    assert_eq!(from_pg, full, "SQLite -> PostgreSQL");
+    let back = Db::sqlite();
+    let file = files.path().join("postgres.jsonl");
+    std::fs::write(&file, &from_pg).unwrap();
+    assert!(import(&back, &file).starts_with("Imported: 6 (0 embedded)"));
+    assert_eq!(
+        export(&back, &["--embeddings"]),
+        full,
+        "PostgreSQL -> SQLite"
+    );
 }
 
 #[test]
 fn a_corrupt_line_in_the_middle_imports_all_the_others() {
-    let src = tempfile::tempdir().unwrap();
-    populate(src.path());
-    let lines: Vec<String> = export(src.path(), &["--embeddings"])
+    let src = Db::sqlite();
+    populate(&src);
+    let lines: Vec<String> = export(&src, &["--embeddings"])
         .lines()
         .map(str::to_owned)
         .collect();
@@ -254,11 +290,11 @@ fn a_hand_written_minimal_line_imports_with_secrets_redacted() {
         "created_at": "2026-01-02T03:04:05Z"
     });
     std::fs::write(&file, format!("{line}\n")).unwrap();
-    let store_dir = tempfile::tempdir().unwrap();
-    let summary = import(store_dir.path(), &file);
+    let db = Db::sqlite();
+    let summary = import(&db, &file);
     assert!(summary.starts_with("Imported: 1 (1 embedded)"), "{summary}");
     assert!(summary.contains("Secrets redacted: 1"), "{summary}");
-    let out = export(store_dir.path(), &[]);
+    let out = export(&db, &[]);
     let row: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     let content = row["content"].as_str().unwrap();
     assert!(

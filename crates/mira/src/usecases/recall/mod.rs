@@ -22,7 +22,8 @@ use mira_core::lexical::Bm25Params;
 use mira_core::memory::MemoryId;
 use mira_core::rank::RankParams;
 use mira_core::render::Frame;
-use mira_store::index::{Card, SearchFilter};
+use mira_store::index::Card;
+use mira_store::Scope;
 use retrieve::{rank, RankInput};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -286,7 +287,7 @@ fn with_successors(app: &App, mut cands: Vec<Candidate>) -> Vec<Candidate> {
 
 /// Adds the pinned memories of `scope` that the ranking left out (relevance 0: they are shown
 /// for being pinned, within `allocator.pinned_share`).
-fn with_pinned(app: &App, cands: &mut Vec<Candidate>, scope: &SearchFilter) {
+fn with_pinned(app: &App, cands: &mut Vec<Candidate>, scope: &Scope) {
     let present: HashSet<MemoryId> = cands.iter().map(|c| c.card.id).collect();
     app.index.view(|view| {
         let catalog = view.catalog();
@@ -345,7 +346,7 @@ fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Rank
         let input = RankInput {
             query: &req.query,
             qvec: &qvec,
-            filter: SearchFilter {
+            filter: Scope {
                 wing,
                 room: req.room.clone(),
             },
@@ -363,7 +364,7 @@ fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Rank
     let candidates = cands.len();
     if mode == Retrieval::Hybrid {
         cands = with_successors(app, cands);
-        let scope = SearchFilter {
+        let scope = Scope {
             wing: fallback_wing.clone().or_else(|| req.wing.clone()),
             room: req.room.clone(),
         };

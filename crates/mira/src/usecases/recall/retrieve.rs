@@ -8,9 +8,11 @@ use super::{Candidate, Retrieval};
 use crate::App;
 use anyhow::Context;
 use mira_core::lexical;
+use mira_core::memory::MemoryId;
 use mira_core::rank::{self, Moments, RankParams};
 use mira_core::{expand, fusion};
-use mira_store::index::{unit_cosine, Catalog, IndexView, SearchFilter};
+use mira_store::index::{unit_cosine, Catalog, IndexView};
+use mira_store::{Backend, Scope};
 use std::collections::HashSet;
 
 /// The query's embedding: cached; with expansion, the normalised mean of the variants'
@@ -45,7 +47,7 @@ const MOMENT_SAMPLE: usize = 2048;
 pub(super) struct RankInput<'a> {
     pub query: &'a str,
     pub qvec: &'a [f32],
-    pub filter: SearchFilter,
+    pub filter: Scope,
     pub mode: Retrieval,
     pub params: RankParams,
     /// Scopes up to this size are scored whole; larger ones from the best `k` of each search
@@ -57,12 +59,35 @@ pub(super) struct RankInput<'a> {
 
 /// The memories of the scope ranked by relevance (best first, at most `k`).
 pub(super) fn rank(app: &App, input: &RankInput<'_>) -> Vec<Candidate> {
-    app.index.view(|view| Ranker::new(view, input).ranked())
+    let dense = database_dense_hits(app, input);
+    app.index
+        .view(|view| Ranker::new(view, input, dense).ranked())
+}
+
+/// The database's own dense search (pgvector's HNSW index on PostgreSQL, filtered by the scope
+/// in the same query) for a scope too large to score whole; `None` when the in-memory index
+/// answers instead: SQLite, a small scope, no query vector, or a failing query (logged).
+fn database_dense_hits(app: &App, input: &RankInput<'_>) -> Option<Vec<(MemoryId, f32)>> {
+    if input.qvec.is_empty() || app.store.backend() != Backend::Postgres {
+        return None;
+    }
+    let n = app.index.view(|v| v.catalog().scope_size(&input.filter));
+    if n <= input.exhaustive_below {
+        return None;
+    }
+    app.store
+        .dense_search(input.qvec, input.k, &input.filter)
+        .unwrap_or_else(|e| {
+            tracing::warn!("dense search in the database failed, the index answers: {e}");
+            None
+        })
 }
 
 /// One ranking over a view of the index.
 struct Ranker<'v, 'a> {
     view: &'v IndexView<'v>,
+    /// The database's dense hits, when it searched ([`database_dense_hits`]).
+    database_dense: Option<Vec<(MemoryId, f32)>>,
     catalog: &'v Catalog,
     input: &'a RankInput<'a>,
     /// The BM25 hits (slot, score) of the scope, unsorted.
@@ -79,7 +104,11 @@ struct Ranker<'v, 'a> {
 }
 
 impl<'v, 'a> Ranker<'v, 'a> {
-    fn new(view: &'v IndexView<'v>, input: &'a RankInput<'a>) -> Self {
+    fn new(
+        view: &'v IndexView<'v>,
+        input: &'a RankInput<'a>,
+        database_dense: Option<Vec<(MemoryId, f32)>>,
+    ) -> Self {
         let catalog = view.catalog();
         let terms = lexical::query_terms(input.query);
         let lexical_hits = catalog.lexical_scores(&terms, input.params.bm25, &input.filter);
@@ -91,6 +120,7 @@ impl<'v, 'a> Ranker<'v, 'a> {
         let n = catalog.scope_size(&input.filter);
         Ranker {
             view,
+            database_dense,
             catalog,
             input,
             lexical_moments: Moments::of_sparse(lexical_hits.iter().map(|h| h.1), n),
@@ -157,8 +187,7 @@ impl<'v, 'a> Ranker<'v, 'a> {
         }
         let mut pool: Vec<u32> = self.best_lexical(input.k);
         if !input.qvec.is_empty() {
-            let hits = self.view.search(input.qvec, input.k, &input.filter);
-            pool.extend(hits.iter().filter_map(|h| self.catalog.slot_of(h.id)));
+            pool.extend(self.dense_hits().into_iter().map(|(s, _)| s));
             // Moments of the cosines over an even sample of the scope.
             let sample: Vec<f32> = self
                 .catalog
@@ -229,15 +258,29 @@ impl<'v, 'a> Ranker<'v, 'a> {
             .collect()
     }
 
+    /// The best `k` of the scope by cosine (slot, similarity): the database's hits when it
+    /// searched, else the vector index's.
+    fn dense_hits(&self) -> Vec<(u32, f32)> {
+        let input = self.input;
+        let hits: Vec<(MemoryId, f32)> = match &self.database_dense {
+            Some(hits) => hits.clone(),
+            None => self
+                .view
+                .search(input.qvec, input.k, &input.filter)
+                .iter()
+                .map(|h| (h.id, h.similarity))
+                .collect(),
+        };
+        hits.into_iter()
+            .filter_map(|(id, similarity)| Some((self.catalog.slot_of(id)?, similarity)))
+            .collect()
+    }
+
     fn dense_only(&self) -> Vec<(u32, f32)> {
         if self.input.qvec.is_empty() {
             return Vec::new();
         }
-        self.view
-            .search(self.input.qvec, self.input.k, &self.input.filter)
-            .iter()
-            .filter_map(|h| Some((self.catalog.slot_of(h.id)?, h.similarity)))
-            .collect()
+        self.dense_hits()
     }
 
     fn rrf(&self) -> Vec<(u32, f32)> {

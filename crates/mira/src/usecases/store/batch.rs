@@ -13,7 +13,9 @@
 //! outcome (links, near duplicates, supersessions) is that of the same stores one by one.
 
 use super::relate::Unwritten;
-use super::{announce, duplicate, new_memory, prepare, Prepared, StoreOutcome, StoreRequest};
+use super::{
+    announce, duplicate, existing_copy, new_memory, prepare, Prepared, StoreOutcome, StoreRequest,
+};
 use crate::usecases::{UseCaseError, UseCaseResult};
 use crate::App;
 use anyhow::Context;
@@ -146,7 +148,9 @@ fn embed_windows(
     (answers, None)
 }
 
-/// Stage 3: relates and writes each window in input order, one transaction per window.
+/// Stage 3: relates and writes each window in input order, one transaction per window holding
+/// the write lock of its wings (so it relates against what is committed, and nothing else
+/// writes those wings meanwhile).
 fn write_windows(app: &App, input: Receiver<Embedded>) -> (Vec<Answer>, Option<anyhow::Error>) {
     let mut answers = Vec::new();
     let mut writer = Writer::default();
@@ -177,6 +181,17 @@ impl Writer {
     ) -> anyhow::Result<()> {
         let mut rows = Vec::with_capacity(window.len());
         let mut outcomes = Vec::with_capacity(window.len());
+        // Copies of memories written by earlier windows, pinned once this window is committed.
+        let mut pins = Vec::new();
+        let mut wings: Vec<String> = window
+            .iter()
+            .map(|(_, p, _)| p.memory.wing.clone())
+            .collect();
+        wings.sort_unstable();
+        wings.dedup();
+        let mut tx = app
+            .store
+            .begin_store(&wings.iter().map(String::as_str).collect::<Vec<_>>())?;
         for (i, p, v) in window {
             let key = (p.memory.wing.clone(), p.content_hash.clone());
             if let Some(first) = self.written.get(&key) {
@@ -186,10 +201,8 @@ impl Writer {
                         .iter_mut()
                         .find(|r: &&mut NewMemory| r.memory.id == first.id)
                     {
-                        Some(row) => row.pinned = true,
-                        None => {
-                            app.store.set_pinned(first.id, true)?;
-                        }
+                        Some(row) => row.facts.pinned = true,
+                        None => pins.push(first.id),
                     }
                 }
                 let copy = StoreOutcome {
@@ -205,7 +218,22 @@ impl Writer {
                 answers.push((i, Ok(copy)));
                 continue;
             }
-            match new_memory(app, p, v, &self.unwritten) {
+            // Stored by another process since the embedding stage looked.
+            match existing_copy(&*tx, &p) {
+                Ok(Some(dup)) => {
+                    if p.pinned {
+                        pins.push(dup.id);
+                    }
+                    answers.push((i, Ok(dup)));
+                    continue;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    answers.push((i, Err(e)));
+                    continue;
+                }
+            }
+            match new_memory(app, &*tx, p, v, &self.unwritten) {
                 Ok((new, outcome)) => {
                     self.unwritten.add(&new);
                     self.written.insert(key, outcome.clone());
@@ -215,7 +243,11 @@ impl Writer {
                 Err(e) => answers.push((i, Err(e))),
             }
         }
-        app.store.insert_memories(&rows)?;
+        tx.insert(&rows)?;
+        tx.commit()?;
+        for id in pins {
+            app.store.set_pinned(id, true)?;
+        }
         self.unwritten.clear();
         app.sync_index();
         for row in &rows {

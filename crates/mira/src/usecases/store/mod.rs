@@ -14,8 +14,9 @@ use crate::App;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
+use mira_core::tags::Tag;
 use mira_core::{classify, fingerprint, render, tags, tokens};
-use mira_store::{NewEdge, NewMemory, NewTag};
+use mira_store::{Edge, Embedding, MemoryReads, NewMemory, Parts, RowFacts};
 use relate::{relate, retraction_targets, Unwritten};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -94,7 +95,7 @@ struct Prepared {
     memory: Memory,
     content_hash: String,
     fingerprint_tokens: u32,
-    tags: Vec<NewTag>,
+    tags: Vec<Tag>,
     supersedes: Option<MemoryId>,
     redacted: u32,
     pinned: bool,
@@ -123,14 +124,8 @@ pub fn stored_content(app: &App, content: &str) -> UseCaseResult<(String, u32)> 
 }
 
 /// The tags stored with a memory: from its content and its fingerprint.
-pub fn stored_tags(content: &str, fp: &fingerprint::Fingerprint) -> Vec<NewTag> {
+pub fn stored_tags(content: &str, fp: &fingerprint::Fingerprint) -> Vec<Tag> {
     tags::extract_tags(content, fp)
-        .into_iter()
-        .map(|t| NewTag {
-            tag: t.tag,
-            kind: t.kind.as_str().to_owned(),
-        })
-        .collect()
 }
 
 fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
@@ -147,7 +142,7 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
     let supersedes = req
         .supersedes
         .as_deref()
-        .map(|s| validate::memory_id(&app.store, s))
+        .map(|s| validate::memory_id(&*app.store, s))
         .transpose()?;
     let fp = fingerprint::extract(
         &content,
@@ -188,22 +183,24 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
     })
 }
 
-/// The row of a new memory and what the store did: relations to earlier memories (stored, or
-/// earlier in the same `batch`), supersessions, retraction.
+/// The row of a new memory and what the store did: relations to earlier memories (stored, as
+/// `reads` sees them: the write transaction that will write it, or earlier in the same
+/// `batch`), supersessions, retraction.
 fn new_memory(
     app: &App,
+    reads: &dyn MemoryReads,
     p: Prepared,
     embedding: Vec<f32>,
     batch: &Unwritten,
 ) -> UseCaseResult<(NewMemory, StoreOutcome)> {
-    let (links, near) = relate(app, &p, &embedding, batch)?;
+    let (links, near) = relate(app, reads, &p, &embedding, batch)?;
     let mut superseded: Vec<MemoryId> = links
         .iter()
         .filter(|l| l.relation.supersedes())
         .map(|l| l.target)
         .collect();
     if let Some(explicit) = p.supersedes {
-        if app.store.load(explicit)?.is_none() {
+        if reads.get(explicit, Parts::NONE)?.is_none() {
             return Err(UseCaseError::NotFound(format!(
                 "supersedes: no memory has id {explicit}; take ids from mira_recall or mira_timeline"
             )));
@@ -212,7 +209,7 @@ fn new_memory(
     }
     superseded.sort();
     superseded.dedup();
-    let retracted = retraction_targets(app, &p.memory, &embedding, batch)?;
+    let retracted = retraction_targets(app, reads, &p.memory, &embedding, batch)?;
     let mut metadata = serde_json::Map::new();
     if let Some(n) = near {
         metadata.insert("near_duplicate_of".into(), n.to_string().into());
@@ -232,42 +229,48 @@ fn new_memory(
         redacted: p.redacted,
         embedded: !embedding.is_empty(),
     };
+    let stored_at = Utc::now().timestamp_millis();
     let new = NewMemory {
-        content_hash: p.content_hash,
-        fingerprint_tokens: p.fingerprint_tokens,
-        stored_at: Utc::now().timestamp_millis(),
-        metadata: serde_json::Value::Object(metadata).to_string(),
-        model: app.model_name().to_owned(),
+        facts: RowFacts {
+            content_hash: p.content_hash,
+            stored_at,
+            archived_at: None,
+            metadata: serde_json::Value::Object(metadata).to_string(),
+            fingerprint_tokens: p.fingerprint_tokens,
+            pinned: p.pinned,
+            costs: Some(render::mode_costs(&p.memory)),
+        },
         tags: p.tags,
-        edges: links
+        embedding: (!embedding.is_empty()).then(|| Embedding {
+            model: app.model_name().to_owned(),
+            vector: embedding,
+        }),
+        causes: links
             .iter()
-            .map(|l| NewEdge {
-                from: l.target,
+            .map(|l| Edge {
+                other: l.target,
                 relation: l.relation,
-                confidence: l.confidence,
+                confidence: f64::from(l.confidence),
+                detected_at: stored_at,
             })
             .collect(),
         supersedes: superseded,
         retracts: retracted,
-        embedding,
-        costs: render::mode_costs(&p.memory),
-        pinned: p.pinned,
         memory: p.memory,
     };
     Ok((new, outcome))
 }
 
-fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
-    let Some(id) = app.store.find_by_hash(&p.memory.wing, &p.content_hash)? else {
+/// The answer to a store of `p` when its wing already has its content: the existing memory,
+/// nothing written (and nothing pinned: [`duplicate`] does that).
+fn existing_copy(reads: &dyn MemoryReads, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
+    let Some(id) = reads.find_by_hash(&p.memory.wing, &p.content_hash)? else {
         return Ok(None);
     };
-    let existing = app
-        .store
-        .load(id)?
+    let existing = reads
+        .get(id, Parts::NONE)?
         .with_context(|| format!("memory {id} vanished during a store"))?;
-    if p.pinned && app.store.set_pinned(id, true)? {
-        app.sync_index();
-    }
+    let facts = existing.fact_count();
     let m = existing.memory;
     Ok(Some(StoreOutcome {
         id,
@@ -275,7 +278,7 @@ fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
         memory_type: m.memory_type,
         wing: m.wing,
         room: m.room,
-        facts: existing.fact_count,
+        facts,
         tokens: m.token_count,
         near_duplicate_of: None,
         links: vec![],
@@ -286,11 +289,27 @@ fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
     }))
 }
 
+/// [`existing_copy`] from the committed data, pinning the existing memory when `p` asks for a
+/// pin.
+fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
+    let dup = existing_copy(&*app.store, p)?;
+    if let Some(d) = &dup {
+        if p.pinned && app.store.set_pinned(d.id, true)? {
+            app.sync_index();
+        }
+    }
+    Ok(dup)
+}
+
 /// Stores one memory. An exact duplicate of a memory of the same wing returns that memory's id
 /// with `stored: false` and writes nothing (but pins it when `pinned` is asked for).
+///
+/// Relating and writing are one transaction holding the wing's write lock, so two stores into
+/// one wing, from any process or server, relate in one order or the other and never both
+/// against the same older state.
 pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
     let started = Instant::now();
-    let p = prepare(app, &req)?;
+    let mut p = prepare(app, &req)?;
     if let Some(dup) = duplicate(app, &p)? {
         return Ok(dup);
     }
@@ -298,8 +317,24 @@ pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
         Some(e) => e.embed(&p.memory.content).context("embedding failed")?,
         None => Vec::new(),
     };
-    let (new, outcome) = new_memory(app, p, embedding, &Unwritten::default())?;
-    app.store.insert_memory(&new)?;
+    let mut tx = app.store.begin_store(&[p.memory.wing.as_str()])?;
+    if req.created_at.is_none() {
+        // Stamped under the lock: a store that relates later is also later in time, so it
+        // sees (and may supersede) every memory stored before it.
+        p.memory.created_at = Utc::now();
+        p.fingerprint_tokens = tokens::count(&render::fingerprint_text(&p.memory)) as u32;
+    }
+    if let Some(dup) = existing_copy(&*tx, &p)? {
+        // Stored by another process since the check above.
+        drop(tx);
+        if p.pinned && app.store.set_pinned(dup.id, true)? {
+            app.sync_index();
+        }
+        return Ok(dup);
+    }
+    let (new, outcome) = new_memory(app, &*tx, p, embedding, &Unwritten::default())?;
+    tx.insert(std::slice::from_ref(&new))?;
+    tx.commit()?;
     app.sync_index();
     announce(app, &new);
     app.metrics.observe_store(started.elapsed().as_secs_f64());

@@ -7,9 +7,10 @@ use super::{LinkOutcome, Prepared, UseCaseResult};
 use crate::App;
 use mira_core::causal::{self, CausalCandidate, CausalParams};
 use mira_core::memory::{Memory, MemoryId, RelationType};
+use mira_core::tags::{Tag, TagKind};
 use mira_core::{lexical, retract, slots};
-use mira_store::index::{unit_cosine, SearchFilter};
-use mira_store::NewMemory;
+use mira_store::index::unit_cosine;
+use mira_store::{MemoryReads, NewMemory, Parts, Scope};
 use std::collections::{BTreeMap, HashSet};
 
 /// A memory of the batch being written, as relating the next ones needs it.
@@ -41,7 +42,11 @@ impl Unwritten {
             wing: m.wing.clone(),
             content: m.content.clone(),
             created_at: m.created_at.timestamp_millis(),
-            embedding: new.embedding.clone(),
+            embedding: new
+                .embedding
+                .as_ref()
+                .map(|e| e.vector.clone())
+                .unwrap_or_default(),
             entities: entities(&new.tags),
             slots: slots::slots(&m.content),
         });
@@ -68,9 +73,9 @@ impl Unwritten {
     }
 }
 
-fn entities(tags: &[mira_store::NewTag]) -> Vec<String> {
+fn entities(tags: &[Tag]) -> Vec<String> {
     tags.iter()
-        .filter(|t| t.kind == "entity")
+        .filter(|t| t.kind == TagKind::Entity)
         .map(|t| t.tag.clone())
         .collect()
 }
@@ -88,19 +93,28 @@ struct Earlier<'a> {
 /// model installed) only the updates found by slots are linked: the others need similarity.
 pub(super) fn relate(
     app: &App,
+    reads: &dyn MemoryReads,
     p: &Prepared,
     embedding: &[f32],
     batch: &Unwritten,
 ) -> UseCaseResult<(Vec<LinkOutcome>, Option<MemoryId>)> {
     if embedding.is_empty() {
-        return Ok((with_slot_updates(app, &p.memory, Vec::new(), batch)?, None));
+        return Ok((
+            with_slot_updates(reads, &p.memory, Vec::new(), batch)?,
+            None,
+        ));
     }
     let x = &app.config.extraction;
     let since =
         (p.memory.created_at - chrono::Duration::days(x.causal_max_days as i64)).timestamp_millis();
-    let stored = app
-        .store
-        .recent_in_wing(&p.memory.wing, since, x.causal_lookback)?;
+    let stored: Vec<_> = reads
+        .recent_in_wing(&p.memory.wing, since, x.causal_lookback)?
+        .into_iter()
+        .map(|r| {
+            let entities = entities(&r.tags);
+            (r, entities)
+        })
+        .collect();
     // Unwritten memories were stored after every row of the database: among equal times they
     // come first, as the database orders by time then by insertion, newest first.
     let mut recent: Vec<Earlier<'_>> = batch
@@ -115,12 +129,14 @@ pub(super) fn relate(
         .chain(
             stored
                 .iter()
-                .filter(|r| !batch.archived.contains(&r.id))
-                .map(|r| Earlier {
-                    id: r.id,
-                    created_at: r.created_at,
-                    embedding: &r.embedding,
-                    entities: &r.entities,
+                .filter(|(r, _)| !batch.archived.contains(&r.memory.id))
+                .filter_map(|(r, entities)| {
+                    Some(Earlier {
+                        id: r.memory.id,
+                        created_at: r.memory.created_at.timestamp_millis(),
+                        embedding: &r.embedding.as_ref()?.vector,
+                        entities,
+                    })
                 }),
         )
         .collect();
@@ -160,7 +176,7 @@ pub(super) fn relate(
         confidence: l.confidence,
     })
     .collect();
-    Ok((with_slot_updates(app, &p.memory, links, batch)?, near))
+    Ok((with_slot_updates(reads, &p.memory, links, batch)?, near))
 }
 
 /// Below this similarity to the request, a memory naming none of its words is not retracted.
@@ -175,6 +191,7 @@ const RETRACT_CANDIDATES: usize = 5;
 /// is very similar); none when nothing fits, or without an embedding.
 pub(super) fn retraction_targets(
     app: &App,
+    reads: &dyn MemoryReads,
     m: &Memory,
     embedding: &[f32],
     batch: &Unwritten,
@@ -189,14 +206,14 @@ pub(super) fn retraction_targets(
     app.sync_index();
     let hits = app
         .index
-        .search(embedding, RETRACT_CANDIDATES, &SearchFilter::wing(&m.wing));
+        .search(embedding, RETRACT_CANDIDATES, &Scope::wing(&m.wing));
     let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).collect();
-    let memories = app.store.memories(&ids)?;
+    let memories = reads.get_many(&ids, Parts::NONE)?;
     // (id, similarity, current, content) of the stored hits and the unwritten memories.
     let mut candidates: Vec<(MemoryId, f32, bool, &str)> = hits
         .iter()
         .filter_map(|h| {
-            let old = memories.get(&h.id)?;
+            let old = &memories.get(&h.id)?.memory;
             let current = !old.archived && old.superseded_by.is_none() && !batch.replaced(h.id);
             Some((h.id, h.similarity, current, old.content.as_str()))
         })
@@ -222,7 +239,7 @@ const SLOT_UPDATE_CONFIDENCE: f32 = 0.9;
 /// Adds an `updates` link to each current memory of the wing whose slots `m` supersedes
 /// ([`slots::supersedes`]); a weaker link already there becomes the update.
 fn with_slot_updates(
-    app: &App,
+    reads: &dyn MemoryReads,
     m: &Memory,
     mut links: Vec<LinkOutcome>,
     batch: &Unwritten,
@@ -233,7 +250,7 @@ fn with_slot_updates(
     attributes.dedup();
     let until = m.created_at.timestamp_millis();
     let mut held: BTreeMap<MemoryId, Vec<slots::Slot>> = Default::default();
-    for (id, slot) in app.store.slot_holders(&m.wing, &attributes, until)? {
+    for (id, slot) in reads.slot_holders(&m.wing, &attributes, until)? {
         if !batch.replaced(id) {
             held.entry(id).or_default().push(slot);
         }

@@ -14,8 +14,9 @@ use base64::Engine;
 use chrono::{DateTime, SecondsFormat, Utc};
 use mira_core::fingerprint::{self, Fingerprint};
 use mira_core::memory::{Memory, MemoryId, RelationType};
+use mira_core::tags::Tag;
 use mira_core::{render, tags, tokens};
-use mira_store::{FullMemory, MemoryRecord, NewTag, StoredEdge, StoredEmbedding};
+use mira_store::{Edge, Embedding, NewMemory, RowFacts, StoredMemory};
 use serde::{Deserialize, Serialize};
 
 /// A memory as one JSON line.
@@ -106,14 +107,12 @@ pub struct LineEmbedding {
 /// A line read and checked, ready to restore.
 #[derive(Debug)]
 pub struct Parsed {
-    /// The rows of the memory.
-    pub record: MemoryRecord,
-    /// Its embedding, if the line had one.
-    pub embedding: Option<StoredEmbedding>,
+    /// The memory to write, without its relations (its embedding if the line had one).
+    pub memory: NewMemory,
     /// The newer memory that supersedes it.
     pub superseded_by: Option<MemoryId>,
     /// Its causes.
-    pub causes: Vec<StoredEdge>,
+    pub causes: Vec<Edge>,
 }
 
 fn time_text(ms: i64) -> String {
@@ -135,12 +134,10 @@ fn parse_id(field: &str, text: &str) -> Result<MemoryId, String> {
 }
 
 impl Line {
-    /// The line of an exported memory.
-    pub fn from_full(m: FullMemory) -> Result<Line, String> {
-        let r = m.record;
-        let fingerprint: Fingerprint = serde_json::from_str(&r.fingerprint)
-            .map_err(|e| format!("memory {}: stored fingerprint is not readable: {e}", r.id))?;
-        let metadata = serde_json::from_str(&r.metadata)
+    /// The line of an exported memory (read with [`mira_store::Parts::export`]).
+    pub fn from_stored(m: StoredMemory) -> Result<Line, String> {
+        let (r, f) = (m.memory, m.facts);
+        let metadata = serde_json::from_str(&f.metadata)
             .map_err(|e| format!("memory {}: stored metadata is not JSON: {e}", r.id))?;
         Ok(Line {
             id: r.id.to_string(),
@@ -148,20 +145,20 @@ impl Line {
             room: r.room,
             memory_type: r.memory_type.as_str().to_owned(),
             content: r.content,
-            created_at: time_text(r.created_at),
-            stored_at: Some(time_text(r.stored_at)),
+            created_at: time_text(r.created_at.timestamp_millis()),
+            stored_at: Some(time_text(f.stored_at)),
             session_id: r.session_id,
-            archived_at: r.archived_at.map(time_text),
-            superseded_by: m.superseded_by.map(|s| s.to_string()),
-            pinned: r.pinned,
+            archived_at: f.archived_at.map(time_text),
+            superseded_by: r.superseded_by.map(|s| s.to_string()),
+            pinned: f.pinned,
             metadata: Some(metadata),
-            fingerprint: Some(fingerprint),
+            fingerprint: Some(r.fingerprint),
             tags: Some(
-                r.tags
+                m.tags
                     .into_iter()
                     .map(|t| LineTag {
                         tag: t.tag,
-                        kind: t.kind,
+                        kind: t.kind.as_str().to_owned(),
                     })
                     .collect(),
             ),
@@ -169,7 +166,7 @@ impl Line {
                 .causes
                 .into_iter()
                 .map(|e| LineEdge {
-                    from: e.from.to_string(),
+                    from: e.other.to_string(),
                     relation: e.relation.as_str().to_owned(),
                     confidence: e.confidence,
                     detected_at: time_text(e.detected_at),
@@ -229,23 +226,14 @@ impl Line {
             Some(tags) => tags
                 .into_iter()
                 .map(|t| {
-                    if t.tag.trim().is_empty() || t.kind.trim().is_empty() {
-                        Err("a tag needs a non-empty tag and kind".to_owned())
-                    } else {
-                        Ok(NewTag {
-                            tag: t.tag,
-                            kind: t.kind,
-                        })
+                    if t.tag.trim().is_empty() {
+                        return Err("a tag needs a non-empty tag".to_owned());
                     }
+                    let kind = t.kind.parse().map_err(|e| format!("tags: {e}"))?;
+                    Ok(Tag { tag: t.tag, kind })
                 })
                 .collect::<Result<_, _>>()?,
-            None => tags::extract_tags(&self.content, &fingerprint)
-                .into_iter()
-                .map(|t| NewTag {
-                    tag: t.tag,
-                    kind: t.kind.as_str().to_owned(),
-                })
-                .collect(),
+            None => tags::extract_tags(&self.content, &fingerprint),
         };
         let causes = self
             .causes
@@ -258,8 +246,8 @@ impl Line {
                         e.confidence
                     ));
                 }
-                Ok(StoredEdge {
-                    from: parse_id("causes.from", &e.from)?,
+                Ok(Edge {
+                    other: parse_id("causes.from", &e.from)?,
                     relation,
                     confidence: e.confidence,
                     detected_at: time_ms("causes.detected_at", &e.detected_at)?,
@@ -281,37 +269,32 @@ impl Line {
             superseded_by,
         };
         let fingerprint_tokens = tokens::count(&render::fingerprint_text(&memory)) as u32;
-        let costs = Some(render::mode_costs(&memory));
-        let record = MemoryRecord {
-            id,
+        let facts = RowFacts {
             content_hash: content_hash(&memory.content),
-            token_count: memory.token_count,
-            created_at,
             stored_at,
             archived_at,
             metadata,
-            fingerprint: memory.fingerprint.to_json(),
-            fact_count: memory.fingerprint.fact_count(),
             fingerprint_tokens,
-            tags,
-            costs,
             pinned: self.pinned,
-            wing: memory.wing,
-            room: memory.room,
-            memory_type,
-            content: memory.content,
-            session_id: memory.session_id,
+            costs: Some(render::mode_costs(&memory)),
         };
         Ok(Parsed {
-            record,
-            embedding,
+            memory: NewMemory {
+                memory,
+                facts,
+                tags,
+                embedding,
+                causes: Vec::new(),
+                supersedes: Vec::new(),
+                retracts: Vec::new(),
+            },
             superseded_by,
             causes,
         })
     }
 }
 
-fn decode_embedding(e: LineEmbedding) -> Result<StoredEmbedding, String> {
+fn decode_embedding(e: LineEmbedding) -> Result<Embedding, String> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(e.vector.as_bytes())
         .map_err(|err| format!("embedding.vector is not base64: {err}"))?;
@@ -331,7 +314,7 @@ fn decode_embedding(e: LineEmbedding) -> Result<StoredEmbedding, String> {
             "embedding.vector has a non-finite value (drop the embedding to re-embed)".into(),
         );
     }
-    Ok(StoredEmbedding {
+    Ok(Embedding {
         model: e.model,
         vector,
     })
@@ -350,16 +333,14 @@ mod tests {
     #[test]
     fn a_minimal_line_gets_everything_derived() {
         let p = parse(MINIMAL).unwrap();
-        assert_eq!(p.record.created_at, 1_767_323_045_678);
-        assert_eq!(
-            p.record.stored_at, 42,
-            "stored_at defaults to the import time"
-        );
-        assert_eq!(p.record.metadata, "{}");
-        assert!(p.record.token_count > 5 && p.record.fingerprint_tokens > 0);
-        assert_eq!(p.record.content_hash, content_hash(&p.record.content));
-        assert!(!p.record.tags.is_empty(), "tags are extracted when absent");
-        assert!(p.embedding.is_none() && p.causes.is_empty());
+        let (m, f) = (&p.memory.memory, &p.memory.facts);
+        assert_eq!(m.created_at.timestamp_millis(), 1_767_323_045_678);
+        assert_eq!(f.stored_at, 42, "stored_at defaults to the import time");
+        assert_eq!(f.metadata, "{}");
+        assert!(m.token_count > 5 && f.fingerprint_tokens > 0);
+        assert_eq!(f.content_hash, content_hash(&m.content));
+        assert!(!p.memory.tags.is_empty(), "tags are extracted when absent");
+        assert!(p.memory.embedding.is_none() && p.causes.is_empty());
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::App;
 use anyhow::Context;
 use line::{Line, Parsed};
 use mira_core::memory::MemoryId;
-use mira_store::{Relation, RestoreMemory, StoredEmbedding};
+use mira_store::{Embedding, NewMemory, Parts, Relation};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::io::{BufRead, Write};
@@ -37,11 +37,13 @@ pub fn export(
     if let Some(w) = wing {
         validate::name("wing", w)?;
     }
-    let n = app.store.export_memories(wing, embeddings, |m| {
-        let line = Line::from_full(m).map_err(anyhow::Error::msg)?;
-        writeln!(out, "{}", serde_json::to_string(&line)?)?;
-        Ok::<_, anyhow::Error>(())
-    });
+    let n = app
+        .store
+        .export_memories(wing, Parts::export(embeddings), |m| {
+            let line = Line::from_stored(m).map_err(anyhow::Error::msg)?;
+            writeln!(out, "{}", serde_json::to_string(&line)?)?;
+            Ok::<_, anyhow::Error>(())
+        });
     let n = n.and_then(|n| Ok(out.flush().map(|_| n)?));
     n.map_err(|e| UseCaseError::Internal(e.context("export failed")))
 }
@@ -208,7 +210,7 @@ const WINDOW: usize = crate::usecases::store::WINDOW;
 
 /// A window of the import, ready to write.
 struct Window {
-    memories: Vec<RestoreMemory>,
+    memories: Vec<NewMemory>,
     /// Relations read with these memories (they wait until both of their ends exist).
     relations: Vec<Relation>,
 }
@@ -243,7 +245,7 @@ impl<'s, 'a> Import<'s, 'a> {
     }
 
     fn add(&mut self, p: Parsed) -> UseCaseResult<()> {
-        let r = &p.record;
+        let (r, hash) = (&p.memory.memory, &p.memory.facts.content_hash);
         for edge in &p.causes {
             self.relations.push(Relation::Edge {
                 to: r.id,
@@ -254,15 +256,11 @@ impl<'s, 'a> Import<'s, 'a> {
             self.relations
                 .push(Relation::Supersession { memory: r.id, by });
         }
-        let content_key = (r.wing.clone(), r.content_hash.clone());
+        let content_key = (r.wing.clone(), hash.clone());
         let duplicate = self.seen_ids.contains(&r.id)
             || self.seen_content.contains(&content_key)
             || self.app.store.contains(r.id)?
-            || self
-                .app
-                .store
-                .find_by_hash(&r.wing, &r.content_hash)?
-                .is_some();
+            || self.app.store.find_by_hash(&r.wing, hash)?.is_some();
         if duplicate {
             self.report.duplicates += 1;
             return Ok(());
@@ -285,7 +283,8 @@ impl<'s, 'a> Import<'s, 'a> {
 
     /// Whether `p` has no usable embedding: none, an empty one, or one of another model.
     fn needs_embedding(&self, p: &Parsed) -> bool {
-        !p.embedding
+        !p.memory
+            .embedding
             .as_ref()
             .is_some_and(|e| self.app.is_current_model(&e.model) && !e.vector.is_empty())
     }
@@ -298,7 +297,7 @@ impl<'s, 'a> Import<'s, 'a> {
         let missing: Vec<&str> = batch
             .iter()
             .filter(|p| self.needs_embedding(p))
-            .map(|p| p.record.content.as_str())
+            .map(|p| p.memory.memory.content.as_str())
             .collect();
         let embedder = match missing.is_empty() {
             true => None,
@@ -315,17 +314,15 @@ impl<'s, 'a> Import<'s, 'a> {
             .into_iter()
             .map(|p| {
                 let needs = self.needs_embedding(&p);
-                let embedding = match p.embedding {
-                    Some(e) if !needs => e,
-                    _ => StoredEmbedding {
+                let mut m = p.memory;
+                if needs {
+                    let vector = fresh.next().unwrap_or_default();
+                    m.embedding = (!vector.is_empty()).then(|| Embedding {
                         model: app.model_name().to_owned(),
-                        vector: fresh.next().unwrap_or_default(),
-                    },
-                };
-                RestoreMemory {
-                    record: p.record,
-                    embedding,
+                        vector,
+                    });
                 }
+                m
             })
             .collect();
         let window = Window {

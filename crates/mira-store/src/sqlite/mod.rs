@@ -1,6 +1,23 @@
-//! Opening the database: directory, pragmas, migrations, one writer and a small reader pool.
+//! The SQLite backend: one file, one writer connection and a small pool of readers.
+//!
+//! Opening: directory, pragmas, migrations. The queries live in the submodules, each a set of
+//! functions over a connection, so that a [`MemoryReads`](crate::MemoryReads) answers the same
+//! from the pool and inside a store's transaction.
 
-use crate::{migrations, Result, StoreError};
+mod dead_letters;
+mod feed;
+mod lifecycle;
+pub(crate) mod migrations;
+mod read;
+mod search;
+mod store_impl;
+mod vector;
+mod write;
+
+pub use search::fts_query;
+pub use vector::{decode_vector, encode_vector};
+
+use crate::{Result, StoreError};
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -39,17 +56,20 @@ impl Default for SqliteOptions {
     }
 }
 
-/// The mira database: one writer connection and a pool of readers over one SQLite file.
-pub struct Store {
+/// A mira database in one SQLite file: one writer connection and a pool of readers.
+pub struct SqliteStore {
     path: PathBuf,
     writer: Mutex<Connection>,
     readers: Vec<Mutex<Connection>>,
+    /// A connection of its own for `PRAGMA data_version` (per connection: it changes when
+    /// another connection commits).
+    watcher: Mutex<Option<Connection>>,
     read_only: bool,
 }
 
-impl std::fmt::Debug for Store {
+impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store")
+        f.debug_struct("SqliteStore")
             .field("path", &self.path)
             .finish_non_exhaustive()
     }
@@ -162,9 +182,9 @@ fn write_in<T, E: From<StoreError>>(
     Ok(out)
 }
 
-impl Store {
+impl SqliteStore {
     /// Opens (creating if needed) the database at `path`, applies pending migrations and returns it.
-    pub fn open(path: &Path, opts: &SqliteOptions) -> Result<Store> {
+    pub fn open(path: &Path, opts: &SqliteOptions) -> Result<SqliteStore> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::Directory {
                 path: dir.to_path_buf(),
@@ -206,10 +226,18 @@ impl Store {
             ))?;
             readers.push(Mutex::new(conn));
         }
-        Ok(Store {
+        let watcher = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_URI,
+        )
+        .ok();
+        Ok(SqliteStore {
             path: path.to_path_buf(),
             writer: Mutex::new(writer),
             readers,
+            watcher: Mutex::new(watcher),
             read_only,
         })
     }
@@ -219,19 +247,14 @@ impl Store {
         &self.path
     }
 
-    /// Whether the file was opened read-only (every write fails with `ReadOnly`).
-    pub fn is_read_only(&self) -> bool {
-        self.read_only
-    }
-
-    /// The schema version applied to the database.
-    pub fn schema_version(&self) -> Result<i64> {
-        self.read(migrations::current_version_readonly)
-    }
-
     /// Runs `f` inside one IMMEDIATE write transaction, committed when `f` returns `Ok`.
     pub fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
-        self.write_with(f).map_err(|e| match e {
+        self.write_with(f).map_err(|e| self.read_only_error(e))
+    }
+
+    /// A write refused by a read-only file as [`StoreError::ReadOnly`], naming it.
+    fn read_only_error(&self, e: StoreError) -> StoreError {
+        match e {
             StoreError::Sqlite(rusqlite::Error::SqliteFailure(ref f, _))
                 if f.code == rusqlite::ErrorCode::ReadOnly =>
             {
@@ -240,10 +263,10 @@ impl Store {
                 }
             }
             other => other,
-        })
+        }
     }
 
-    /// [`Store::write`] for callers with their own error type: an error of `f` rolls the
+    /// [`SqliteStore::write`] for callers with their own error type: an error of `f` rolls the
     /// transaction back and is returned unchanged.
     pub fn write_with<T, E: From<StoreError>>(
         &self,
@@ -258,7 +281,7 @@ impl Store {
         self.read_with(f)
     }
 
-    /// [`Store::read`] for callers with their own error type.
+    /// [`SqliteStore::read`] for callers with their own error type.
     pub fn read_with<T, E>(
         &self,
         f: impl FnOnce(&Connection) -> std::result::Result<T, E>,
@@ -274,7 +297,7 @@ impl Store {
     }
 
     /// Size of the database file plus its WAL, in bytes.
-    pub fn size_bytes(&self) -> u64 {
+    fn file_bytes(&self) -> u64 {
         let wal = PathBuf::from(format!("{}-wal", self.path.display()));
         [&self.path, &wal]
             .iter()

@@ -1,0 +1,168 @@
+//! The PostgreSQL backend: one database shared by several mira servers, with pgvector.
+//!
+//! A pool of connections (r2d2); each store is one transaction that first takes the advisory
+//! lock of its wings (so two servers relating new memories of one wing take turns, see
+//! [`crate::StoreTx`]); the queries live in the submodules as functions over a client, so that a
+//! [`MemoryReads`](crate::MemoryReads) answers the same from the pool and inside a transaction.
+//! The schema is [`crate::PG_MIGRATIONS`], applied at open under an advisory lock (several
+//! servers may start at once).
+
+mod dead_letters;
+mod feed;
+mod lifecycle;
+mod migrations;
+mod read;
+mod search;
+mod store_impl;
+mod tls;
+mod write;
+
+pub use tls::TlsMode;
+
+use crate::{Result, StoreError};
+use r2d2_postgres::PostgresConnectionManager;
+use std::time::Duration;
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+/// How to reach the database (the `storage.postgres` section of the config).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PgOptions {
+    /// `postgres://user:password@host:port/database` (or the key=value form).
+    pub url: String,
+    /// Connections kept by this process.
+    pub pool_size: u32,
+    /// Whether the connection is encrypted, and how the server is checked.
+    pub tls: TlsMode,
+    /// How long to wait for a connection (to the server, or from the pool).
+    pub connect_timeout: Duration,
+}
+
+impl Default for PgOptions {
+    fn default() -> Self {
+        PgOptions {
+            url: String::new(),
+            pool_size: 8,
+            tls: TlsMode::Disable,
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+type Manager = PostgresConnectionManager<MakeRustlsConnect>;
+/// A pooled connection: derefs to a [`postgres::Client`].
+type Conn = r2d2::PooledConnection<Manager>;
+
+/// A mira database on PostgreSQL.
+pub struct PgStore {
+    pool: r2d2::Pool<Manager>,
+    location: String,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("location", &self.location)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Settings of every connection: pgvector's iterative index scans, so that a dense search
+/// filtered by wing, room and archive state keeps walking the graph until it has enough rows.
+#[derive(Debug)]
+struct Session;
+
+impl r2d2::CustomizeConnection<postgres::Client, postgres::Error> for Session {
+    fn on_acquire(&self, c: &mut postgres::Client) -> std::result::Result<(), postgres::Error> {
+        c.batch_execute(
+            "SET application_name = 'mira'; SET hnsw.iterative_scan = relaxed_order; \
+             SET hnsw.ef_search = 100",
+        )
+    }
+}
+
+/// `url` without its password, for messages and `mira status`.
+fn public_location(config: &postgres::Config) -> String {
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .map(|h| match h {
+            postgres::config::Host::Tcp(name) => name.clone(),
+            postgres::config::Host::Unix(path) => path.display().to_string(),
+        })
+        .collect();
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    format!(
+        "postgres://{}@{}:{port}/{}",
+        config.get_user().unwrap_or(""),
+        hosts.join(","),
+        config.get_dbname().unwrap_or("")
+    )
+}
+
+impl PgStore {
+    /// Connects to the database of `opts` and applies pending migrations.
+    pub fn open(opts: &PgOptions) -> Result<PgStore> {
+        let mut config: postgres::Config = opts.url.parse().map_err(|e| {
+            StoreError::Config(format!(
+                "storage.postgres.url is not a PostgreSQL URL ({e}): write it like postgres://user:password@host:5432/mira"
+            ))
+        })?;
+        config.ssl_mode(opts.tls.ssl_mode());
+        config.connect_timeout(opts.connect_timeout);
+        let location = public_location(&config);
+        let manager = PostgresConnectionManager::new(config, tls::connector(opts.tls)?);
+        let pool = r2d2::Pool::builder()
+            .max_size(opts.pool_size.max(1))
+            .min_idle(Some(1))
+            .connection_timeout(opts.connect_timeout)
+            .test_on_check_out(false)
+            .connection_customizer(Box::new(Session))
+            // Each failed attempt is not logged: the error that ends the wait names the cause.
+            .error_handler(Box::new(r2d2::NopErrorHandler))
+            .build(manager)
+            .map_err(|e| StoreError::Unreachable {
+                location: location.clone(),
+                message: e.to_string(),
+            })?;
+        let store = PgStore { pool, location };
+        let mut conn = store.conn()?;
+        migrations::migrate(&mut conn)?;
+        Ok(store)
+    }
+
+    /// A connection from the pool (waiting up to the connect timeout).
+    fn conn(&self) -> Result<Conn> {
+        self.pool.get().map_err(|e| StoreError::Unreachable {
+            location: self.location.clone(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Runs `f` in one transaction on a pooled connection, committed when it returns `Ok`.
+    fn write<T>(&self, f: impl FnOnce(&mut postgres::Client) -> Result<T>) -> Result<T> {
+        let mut conn = self.conn()?;
+        conn.batch_execute("BEGIN")?;
+        match f(&mut conn) {
+            Ok(out) => {
+                conn.batch_execute("COMMIT")?;
+                Ok(out)
+            }
+            Err(e) => {
+                // A connection that cannot roll back is closed: the pool drops it.
+                let _ = conn.batch_execute("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs `f` on a pooled connection (each statement sees every commit before it).
+    fn read<T>(&self, f: impl FnOnce(&mut postgres::Client) -> Result<T>) -> Result<T> {
+        let mut conn = self.conn()?;
+        f(&mut conn)
+    }
+
+    /// The URL without its password.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+}

@@ -1,0 +1,130 @@
+//! PostgreSQL's own search: full text over the content and the day (`tsvector`, GIN,
+//! `ts_rank_cd`), dense search with pgvector's HNSW index, both filtered by wing, room and
+//! archive state in the same query; and the overlap cache.
+
+use super::write::TEXT_SEARCH;
+use crate::model::{ordered, Scope};
+use crate::Result;
+use mira_core::memory::MemoryId;
+use postgres::GenericClient;
+use std::collections::{HashMap, HashSet};
+
+/// Dimension of the `vector` column.
+pub(super) const DIM: usize = 384;
+
+/// The query's content words (no stop words, at most 32) joined by `or`, for
+/// `websearch_to_tsquery` (which reads any text without failing); `None` without a word.
+fn or_query(text: &str) -> Option<String> {
+    let mut seen = HashSet::new();
+    let words: Vec<String> = mira_core::text::words(text)
+        .into_iter()
+        .filter(|w| !mira_core::text::is_stop_word(w))
+        .filter(|w| seen.insert(w.clone()))
+        .take(32)
+        .map(|w| w.replace('"', ""))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" or "))
+}
+
+/// See [`crate::MemoryStore::lexical_search`].
+pub(super) fn lexical_search(
+    c: &mut impl GenericClient,
+    text: &str,
+    limit: usize,
+    scope: &Scope,
+) -> Result<Vec<(MemoryId, f64)>> {
+    let Some(q) = or_query(text) else {
+        return Ok(Vec::new());
+    };
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = c.query(
+        &format!(
+            "SELECT v.id, ts_rank_cd(v.search, q)::float8 AS score
+             FROM verbatims v, websearch_to_tsquery('{TEXT_SEARCH}', $1) q
+             WHERE v.search @@ q AND v.archived_at IS NULL
+               AND ($2::text IS NULL OR v.wing = $2) AND ($3::text IS NULL OR v.room = $3)
+             ORDER BY score DESC, v.seq LIMIT $4"
+        ),
+        &[&q, &scope.wing, &scope.room, &limit],
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect::<std::result::Result<_, postgres::Error>>()?)
+}
+
+/// See [`crate::MemoryStore::dense_search`].
+pub(super) fn dense_search(
+    c: &mut impl GenericClient,
+    query: &[f32],
+    limit: usize,
+    scope: &Scope,
+) -> Result<Vec<(MemoryId, f32)>> {
+    if query.len() != DIM || query.iter().any(|x| !x.is_finite()) || limit == 0 {
+        return Ok(Vec::new());
+    }
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let q = pgvector::Vector::from(query.to_vec());
+    let rows = c.query(
+        "SELECT v.id, (1 - (e.vector <=> $1))::float4
+         FROM embeddings e JOIN verbatims v ON v.id = e.memory_id
+         WHERE v.archived_at IS NULL
+           AND ($2::text IS NULL OR v.wing = $2) AND ($3::text IS NULL OR v.room = $3)
+         ORDER BY e.vector <=> $1 LIMIT $4",
+        &[&q, &scope.wing, &scope.room, &limit],
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect::<std::result::Result<_, postgres::Error>>()?)
+}
+
+/// See [`crate::MemoryStore::overlap_get`].
+pub(super) fn overlap_get(
+    c: &mut impl GenericClient,
+    pairs: &[(MemoryId, MemoryId)],
+    fresh_after_ms: i64,
+) -> Result<HashMap<(MemoryId, MemoryId), f32>> {
+    let mut out = HashMap::new();
+    for &(a, b) in pairs {
+        let (x, y) = ordered(a, b);
+        let hit = c.query_opt(
+            "SELECT similarity FROM overlap_cache WHERE id_a = $1 AND id_b = $2 AND computed_at > $3",
+            &[&x, &y, &fresh_after_ms],
+        )?;
+        if let Some(r) = hit {
+            out.insert((a, b), r.try_get::<_, f64>(0)? as f32);
+        }
+    }
+    Ok(out)
+}
+
+/// See [`crate::MemoryStore::overlap_put`].
+pub(super) fn overlap_put(
+    c: &mut impl GenericClient,
+    values: &[((MemoryId, MemoryId), f32)],
+    now_ms: i64,
+    max_entries: u64,
+) -> Result<()> {
+    for &((a, b), s) in values {
+        let (x, y) = ordered(a, b);
+        c.execute(
+            "INSERT INTO overlap_cache (id_a, id_b, similarity, computed_at) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (id_a, id_b) DO UPDATE SET similarity = excluded.similarity,
+                 computed_at = excluded.computed_at",
+            &[&x, &y, &f64::from(s), &now_ms],
+        )?;
+    }
+    let n: i64 = c
+        .query_one("SELECT count(*) FROM overlap_cache", &[])?
+        .try_get(0)?;
+    let max = i64::try_from(max_entries).unwrap_or(i64::MAX);
+    if n > max {
+        c.execute(
+            "DELETE FROM overlap_cache WHERE (id_a, id_b) IN
+                (SELECT id_a, id_b FROM overlap_cache ORDER BY computed_at LIMIT $1)",
+            &[&(n - max)],
+        )?;
+    }
+    Ok(())
+}

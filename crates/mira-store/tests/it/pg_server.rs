@@ -1,0 +1,94 @@
+//! The PostgreSQL server of the tests (shared with `mira`'s tests by path): the one
+//! `MIRA_TEST_POSTGRES_URL` names, else the one `scripts/postgres.sh start` starts (once per
+//! test binary). Each test gets a database of its own, dropped when it ends. Tests that need
+//! PostgreSQL skip, saying why, only when no server can be had.
+#![allow(dead_code)]
+
+use std::sync::OnceLock;
+
+/// The server's URL (its maintenance database), or `None` with the reason printed once.
+pub fn server_url() -> Option<&'static str> {
+    static URL: OnceLock<Result<String, String>> = OnceLock::new();
+    let url = URL.get_or_init(|| {
+        if let Ok(url) = std::env::var("MIRA_TEST_POSTGRES_URL") {
+            return Ok(url);
+        }
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/postgres.sh");
+        let out = std::process::Command::new("bash")
+            .arg(script)
+            .arg("start")
+            .output()
+            .map_err(|e| format!("cannot run {script}: {e}"))?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        match stdout.lines().last() {
+            Some(url) if out.status.success() && url.starts_with("postgres://") => {
+                Ok(url.to_owned())
+            }
+            _ => Err(format!(
+                "{script} start failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )),
+        }
+    });
+    match url {
+        Ok(url) => Some(url),
+        Err(reason) => {
+            static SAID: OnceLock<()> = OnceLock::new();
+            SAID.get_or_init(|| {
+                eprintln!("PostgreSQL tests skipped: no PostgreSQL could be started ({reason})");
+            });
+            None
+        }
+    }
+}
+
+/// `url` with its database replaced by `name`.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    let authority_end = base.find("://").map_or(0, |i| i + 3);
+    let base = match base[authority_end..].find('/') {
+        Some(slash) => &base[..authority_end + slash],
+        None => base,
+    };
+    format!("{base}/{name}{query}")
+}
+
+/// A database of its own for one test, dropped (with its connections) when this is dropped.
+pub struct TestDatabase {
+    /// Its URL.
+    pub url: String,
+    admin: String,
+    name: String,
+}
+
+impl TestDatabase {
+    /// A new empty database on the test server; `None` (the reason printed) without a server.
+    pub fn create() -> Option<TestDatabase> {
+        let admin = server_url()?.to_owned();
+        let name = format!("mira_test_{}", uuid::Uuid::new_v4().simple());
+        let mut client = postgres::Client::connect(&admin, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("cannot connect to the test server {admin}: {e}"));
+        client
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .unwrap_or_else(|e| panic!("cannot create a test database: {e}"));
+        Some(TestDatabase {
+            url: with_database(&admin, &name),
+            admin,
+            name,
+        })
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&self.admin, postgres::NoTls) {
+            let _ = c.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
+}
