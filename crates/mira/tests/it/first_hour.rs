@@ -130,10 +130,7 @@ fn stdio_servers_bind_no_metrics_port_unless_asked() {
     for c in [a, b] {
         let log = c.stderr();
         assert!(c.close().0.success());
-        assert!(
-            !log.contains("metrics") && !log.contains("9090"),
-            "{log}"
-        );
+        assert!(!log.contains("metrics") && !log.contains("9090"), "{log}");
     }
 }
 
