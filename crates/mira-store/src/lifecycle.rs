@@ -6,7 +6,9 @@
 //! delete trigger, and `superseded_by` pointing at a deleted memory is set to NULL by its foreign
 //! key. Callers remove the deleted ids from the vector index after the transaction commits.
 
+use crate::model::StoredMemory;
 use mira_core::memory::{Memory, MemoryId, MemoryType};
+use std::collections::{HashMap, HashSet};
 
 /// A page of the timeline: filters, order and position.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +58,35 @@ pub struct ArchivePlan {
     pub overlap_expired_before_ms: i64,
 }
 
+impl ArchivePlan {
+    /// The memories the plan selects, oldest first, each with the first reason that matched:
+    /// `by_rule[i]` holds the live memories rule `i` matches, `by_id` the memories named by id.
+    pub(crate) fn selection(
+        &self,
+        by_rule: Vec<Vec<StoredMemory>>,
+        by_id: &HashMap<MemoryId, StoredMemory>,
+    ) -> Vec<(StoredMemory, ArchiveMatch)> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for (i, rows) in by_rule.into_iter().enumerate() {
+            for m in rows {
+                if seen.insert(m.memory.id) {
+                    out.push((m, ArchiveMatch::Rule(i)));
+                }
+            }
+        }
+        for id in &self.ids {
+            if let Some(m) = by_id.get(id).filter(|m| !m.memory.archived) {
+                if seen.insert(m.memory.id) {
+                    out.push((m.clone(), ArchiveMatch::Id));
+                }
+            }
+        }
+        out.sort_by_key(|(m, _)| (m.memory.created_at, m.seq));
+        out
+    }
+}
+
 /// Why a memory was selected by an archive run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArchiveMatch {
@@ -72,6 +103,17 @@ pub struct ArchiveReport {
     pub archived: Vec<(Memory, ArchiveMatch)>,
     /// Expired overlap cache entries purged.
     pub overlap_purged: u64,
+}
+
+impl ArchiveReport {
+    /// The report of archiving `rows` (a [`ArchivePlan::selection`]) and purging
+    /// `overlap_purged` cache entries.
+    pub(crate) fn of(rows: Vec<(StoredMemory, ArchiveMatch)>, overlap_purged: u64) -> Self {
+        ArchiveReport {
+            archived: rows.into_iter().map(|(m, why)| (m.memory, why)).collect(),
+            overlap_purged,
+        }
+    }
 }
 
 /// What a deletion covers.

@@ -67,40 +67,19 @@ pub(super) fn delete(c: &mut Client, scope: &DeleteScope) -> Result<DeleteCounts
 
 /// Live memories selected by `plan`, oldest first, each with the first reason that matched.
 fn archivable(c: &mut Client, plan: &ArchivePlan) -> Result<Vec<(StoredMemory, ArchiveMatch)>> {
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for (i, rule) in plan.rules.iter().enumerate() {
+    let mut by_rule = Vec::with_capacity(plan.rules.len());
+    for rule in &plan.rules {
         let kind = rule.memory_type.map(MemoryType::as_str);
-        let rows = select(
+        by_rule.push(select(
             c,
             "WHERE v.archived_at IS NULL AND v.created_at < $1 \
              AND ($2::text IS NULL OR v.memory_type = $2) ORDER BY v.created_at, v.seq",
             &[&rule.before_ms, &kind],
             Parts::NONE,
-        )?;
-        for m in rows {
-            if seen.insert(m.memory.id) {
-                out.push((m, ArchiveMatch::Rule(i)));
-            }
-        }
+        )?);
     }
     let by_id = get_many(c, &plan.ids, Parts::NONE)?;
-    for id in &plan.ids {
-        if let Some(m) = by_id.get(id).filter(|m| !m.memory.archived) {
-            if seen.insert(m.memory.id) {
-                out.push((m.clone(), ArchiveMatch::Id));
-            }
-        }
-    }
-    out.sort_by_key(|(m, _)| (m.memory.created_at, m.seq));
-    Ok(out)
-}
-
-fn report(rows: Vec<(StoredMemory, ArchiveMatch)>, overlap_purged: u64) -> ArchiveReport {
-    ArchiveReport {
-        archived: rows.into_iter().map(|(m, why)| (m.memory, why)).collect(),
-        overlap_purged,
-    }
+    Ok(plan.selection(by_rule, &by_id))
 }
 
 /// See [`crate::MemoryStore::archive`] with `dry_run`.
@@ -112,7 +91,7 @@ pub(super) fn archive_preview(c: &mut Client, plan: &ArchivePlan) -> Result<Arch
             &[&plan.overlap_expired_before_ms],
         )?
         .try_get(0)?;
-    Ok(report(rows, n.max(0) as u64))
+    Ok(ArchiveReport::of(rows, n.max(0) as u64))
 }
 
 /// See [`crate::MemoryStore::archive`].
@@ -130,7 +109,7 @@ pub(super) fn archive(c: &mut Client, plan: &ArchivePlan) -> Result<ArchiveRepor
         "DELETE FROM overlap_cache WHERE computed_at < $1",
         &[&plan.overlap_expired_before_ms],
     )?;
-    Ok(report(rows, purged))
+    Ok(ArchiveReport::of(rows, purged))
 }
 
 /// See [`crate::MemoryStore::unarchive`].

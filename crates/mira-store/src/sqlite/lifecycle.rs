@@ -70,9 +70,8 @@ pub(super) fn delete(tx: &Connection, scope: &DeleteScope) -> Result<DeleteCount
 
 /// Live memories selected by `plan`, oldest first, each with the first reason that matched.
 fn archivable(conn: &Connection, plan: &ArchivePlan) -> Result<Vec<(StoredMemory, ArchiveMatch)>> {
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for (i, rule) in plan.rules.iter().enumerate() {
+    let mut by_rule = Vec::with_capacity(plan.rules.len());
+    for rule in &plan.rules {
         let mut stmt = conn.prepare_cached(&format!(
             "{SELECT_ROWS} WHERE v.archived_at IS NULL AND v.created_at < ?1 \
              AND (?2 IS NULL OR v.memory_type = ?2) ORDER BY v.created_at, v.seq"
@@ -81,30 +80,14 @@ fn archivable(conn: &Connection, plan: &ArchivePlan) -> Result<Vec<(StoredMemory
             rule.before_ms,
             rule.memory_type.map(MemoryType::as_str)
         ])?;
+        let mut matched = Vec::new();
         while let Some(r) = rows.next()? {
-            let m = raw_row(r)?.decode()?;
-            if seen.insert(m.memory.id) {
-                out.push((m, ArchiveMatch::Rule(i)));
-            }
+            matched.push(raw_row(r)?.decode()?);
         }
+        by_rule.push(matched);
     }
     let by_id = get_many(conn, &plan.ids, Parts::NONE)?;
-    for id in &plan.ids {
-        if let Some(m) = by_id.get(id).filter(|m| !m.memory.archived) {
-            if seen.insert(m.memory.id) {
-                out.push((m.clone(), ArchiveMatch::Id));
-            }
-        }
-    }
-    out.sort_by_key(|(m, _)| (m.memory.created_at, m.seq));
-    Ok(out)
-}
-
-fn report(rows: Vec<(StoredMemory, ArchiveMatch)>, overlap_purged: u64) -> ArchiveReport {
-    ArchiveReport {
-        archived: rows.into_iter().map(|(m, why)| (m.memory, why)).collect(),
-        overlap_purged,
-    }
+    Ok(plan.selection(by_rule, &by_id))
 }
 
 /// See [`crate::MemoryStore::archive`] with `dry_run`.
@@ -115,7 +98,7 @@ pub(super) fn archive_preview(conn: &Connection, plan: &ArchivePlan) -> Result<A
         [plan.overlap_expired_before_ms],
         |r| r.get(0),
     )?;
-    Ok(report(rows, n.max(0) as u64))
+    Ok(ArchiveReport::of(rows, n.max(0) as u64))
 }
 
 /// See [`crate::MemoryStore::archive`].
@@ -132,7 +115,7 @@ pub(super) fn archive(tx: &Connection, plan: &ArchivePlan) -> Result<ArchiveRepo
         "DELETE FROM overlap_cache WHERE computed_at < ?1",
         [plan.overlap_expired_before_ms],
     )?;
-    Ok(report(rows, purged as u64))
+    Ok(ArchiveReport::of(rows, purged as u64))
 }
 
 /// See [`crate::MemoryStore::unarchive`].
