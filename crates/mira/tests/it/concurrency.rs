@@ -8,9 +8,10 @@
 
 use crate::common::Db;
 use crate::mcp_common::{
-    is_error, mira_command, serial, text, HttpClient, HttpServer, StdioClient,
+    checked, mira_command, quantile_ms, recalled_ids, report_load, serial, text, HttpClient,
+    HttpServer, StdioClient,
 };
-use serde_json::{json, Value};
+use serde_json::json;
 use std::time::{Duration, Instant};
 
 /// Stores per process.
@@ -32,29 +33,6 @@ fn memory(who: &str, i: usize) -> String {
         topics[i % topics.len()],
         30 + i
     )
-}
-
-/// Fails on any error result, and on `database is locked` anywhere in it.
-fn checked(r: Value, what: &str) -> Value {
-    assert!(!is_error(&r), "{what}: {r}");
-    assert!(
-        !r.to_string()
-            .to_ascii_lowercase()
-            .contains("database is locked"),
-        "{what}: {r}"
-    );
-    r
-}
-
-fn recalled_ids(r: &Value) -> Vec<String> {
-    r["structuredContent"]["items"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|i| i["id"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Stores `STORES` memories, recalling between stores; returns (id, content) of each.
@@ -341,48 +319,12 @@ fn http_load(clients: usize, run_for: Duration) -> (Vec<(&'static str, Duration)
     (all, secs)
 }
 
-/// The `p` quantile of sorted latencies, in milliseconds.
-fn quantile_ms(sorted: &[Duration], p: f64) -> f64 {
-    let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted[i].as_secs_f64() * 1000.0
-}
-
-#[allow(
-    clippy::print_stdout,
-    reason = "the load figures, shown with --nocapture"
-)]
-fn report(clients: usize, calls: Vec<(&'static str, Duration)>, secs: f64) {
-    let mut all: Vec<Duration> = calls.iter().map(|c| c.1).collect();
-    all.sort();
-    println!(
-        "HTTP load: {clients} clients, {} calls in {secs:.1} s ({:.1} calls/s), p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms, 0 errors",
-        all.len(),
-        all.len() as f64 / secs,
-        quantile_ms(&all, 0.50),
-        quantile_ms(&all, 0.99),
-        quantile_ms(&all, 1.0)
-    );
-    for tool in ["mira_recall", "mira_store", "mira_status"] {
-        let mut d: Vec<Duration> = calls.iter().filter(|c| c.0 == tool).map(|c| c.1).collect();
-        if d.is_empty() {
-            continue;
-        }
-        d.sort();
-        println!(
-            "  {tool}: {} calls, p50 {:.0} ms, p99 {:.0} ms",
-            d.len(),
-            quantile_ms(&d, 0.50),
-            quantile_ms(&d, 0.99)
-        );
-    }
-}
-
 #[test]
 fn http_serves_50_concurrent_clients_without_errors() {
     let _serial = serial();
     let (latencies, secs) = http_load(50, Duration::from_secs(4));
     assert!(latencies.len() >= 50, "only {} calls", latencies.len());
-    report(50, latencies, secs);
+    report_load("HTTP load", 50, &latencies, secs);
 }
 
 /// The full 30-second run: `cargo test -p mira --test it concurrency -- --ignored --nocapture`.
@@ -396,6 +338,6 @@ fn http_50_clients_for_30_seconds() {
     let mut all: Vec<Duration> = latencies.iter().map(|c| c.1).collect();
     all.sort();
     let p99 = quantile_ms(&all, 0.99);
-    report(50, latencies, secs);
+    report_load("HTTP load", 50, &latencies, secs);
     assert!(p99 <= 1000.0, "p99 {p99:.0} ms");
 }

@@ -33,6 +33,7 @@ mod soul_status;
 mod store_usecase;
 mod supersession;
 mod transfer;
+mod two_http_servers;
 mod ui_api;
 mod ui_browser;
 mod webhooks;

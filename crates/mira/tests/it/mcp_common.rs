@@ -331,7 +331,17 @@ impl HttpServer {
     /// Starts `mira <args>` (an HTTP server) and waits until it names the first URL it serves
     /// on stderr.
     pub fn spawn(dir: &Path, args: &[&str]) -> HttpServer {
-        let mut child = mira_command(dir, args)
+        HttpServer::spawn_command(mira_command(dir, args))
+    }
+
+    /// Starts `cmd` (built by [`mira_command`], e.g. with more environment) and waits until it
+    /// names the first URL it serves on stderr.
+    pub fn spawn_command(mut cmd: Command) -> HttpServer {
+        let args: Vec<_> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -559,5 +569,55 @@ pub fn median_ms(mut d: Vec<Duration>) -> f64 {
         0 => f64::NAN,
         n if n % 2 == 1 => ms(d[n / 2]),
         n => (ms(d[n / 2 - 1]) + ms(d[n / 2])) / 2.0,
+    }
+}
+
+/// Fails on any error result, and on `database is locked` anywhere in it; returns it.
+pub fn checked(r: Value, what: &str) -> Value {
+    assert!(!is_error(&r), "{what}: {r}");
+    assert!(
+        !r.to_string()
+            .to_ascii_lowercase()
+            .contains("database is locked"),
+        "{what}: {r}"
+    );
+    r
+}
+
+/// The `p` quantile of sorted latencies, in milliseconds.
+pub fn quantile_ms(sorted: &[Duration], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i].as_secs_f64() * 1000.0
+}
+
+/// Prints the figures of a load run (shown with `--nocapture`): every call's tool and latency,
+/// over `secs` seconds, from `clients` clients.
+#[allow(
+    clippy::print_stdout,
+    reason = "the load figures, shown with --nocapture"
+)]
+pub fn report_load(label: &str, clients: usize, calls: &[(&'static str, Duration)], secs: f64) {
+    let mut all: Vec<Duration> = calls.iter().map(|c| c.1).collect();
+    all.sort();
+    println!(
+        "{label}: {clients} clients, {} calls in {secs:.1} s ({:.1} calls/s), p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms, 0 errors",
+        all.len(),
+        all.len() as f64 / secs,
+        quantile_ms(&all, 0.50),
+        quantile_ms(&all, 0.99),
+        quantile_ms(&all, 1.0)
+    );
+    for tool in ["mira_recall", "mira_store", "mira_status"] {
+        let mut d: Vec<Duration> = calls.iter().filter(|c| c.0 == tool).map(|c| c.1).collect();
+        if d.is_empty() {
+            continue;
+        }
+        d.sort();
+        println!(
+            "  {tool}: {} calls, p50 {:.0} ms, p99 {:.0} ms",
+            d.len(),
+            quantile_ms(&d, 0.50),
+            quantile_ms(&d, 0.99)
+        );
     }
 }
