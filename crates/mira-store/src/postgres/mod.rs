@@ -7,6 +7,7 @@
 //! The schema is [`crate::PG_MIGRATIONS`], applied at open under an advisory lock (several
 //! servers may start at once).
 
+mod databases;
 mod dead_letters;
 mod feed;
 mod lifecycle;
@@ -80,6 +81,18 @@ impl r2d2::CustomizeConnection<postgres::Client, postgres::Error> for Session {
     }
 }
 
+/// The client configuration of `opts`: its URL parsed, with the TLS mode and connect timeout.
+fn client_config(opts: &PgOptions) -> Result<postgres::Config> {
+    let mut config: postgres::Config = opts.url.parse().map_err(|e| {
+        StoreError::Config(format!(
+            "storage.postgres.url is not a PostgreSQL URL ({e}): write it like postgres://user:password@host:5432/mira"
+        ))
+    })?;
+    config.ssl_mode(opts.tls.ssl_mode());
+    config.connect_timeout(opts.connect_timeout);
+    Ok(config)
+}
+
 /// `url` without its password, for messages and `mira status`.
 fn public_location(config: &postgres::Config) -> String {
     let hosts: Vec<String> = config
@@ -102,13 +115,7 @@ fn public_location(config: &postgres::Config) -> String {
 impl PgStore {
     /// Connects to the database of `opts` and applies pending migrations.
     pub fn open(opts: &PgOptions) -> Result<PgStore> {
-        let mut config: postgres::Config = opts.url.parse().map_err(|e| {
-            StoreError::Config(format!(
-                "storage.postgres.url is not a PostgreSQL URL ({e}): write it like postgres://user:password@host:5432/mira"
-            ))
-        })?;
-        config.ssl_mode(opts.tls.ssl_mode());
-        config.connect_timeout(opts.connect_timeout);
+        let config = client_config(opts)?;
         let location = public_location(&config);
         let manager = PostgresConnectionManager::new(config, tls::connector(opts.tls)?);
         let pool = r2d2::Pool::builder()

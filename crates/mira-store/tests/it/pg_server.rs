@@ -42,20 +42,6 @@ pub fn server_url() -> Option<&'static str> {
     }
 }
 
-/// `url` with its database replaced by `name`.
-fn with_database(url: &str, name: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((b, q)) => (b, format!("?{q}")),
-        None => (url, String::new()),
-    };
-    let authority_end = base.find("://").map_or(0, |i| i + 3);
-    let base = match base[authority_end..].find('/') {
-        Some(slash) => &base[..authority_end + slash],
-        None => base,
-    };
-    format!("{base}/{name}{query}")
-}
-
 /// A database of its own for one test, dropped (with its connections) when this is dropped.
 pub struct TestDatabase {
     /// Its URL.
@@ -69,13 +55,14 @@ impl TestDatabase {
     pub fn create() -> Option<TestDatabase> {
         let admin = server_url()?.to_owned();
         let name = format!("mira_test_{}", uuid::Uuid::new_v4().simple());
-        let mut client = postgres::Client::connect(&admin, postgres::NoTls)
-            .unwrap_or_else(|e| panic!("cannot connect to the test server {admin}: {e}"));
-        client
-            .batch_execute(&format!("CREATE DATABASE {name}"))
-            .unwrap_or_else(|e| panic!("cannot create a test database: {e}"));
+        let server = mira_store::PgOptions {
+            url: admin.clone(),
+            ..mira_store::PgOptions::default()
+        };
+        mira_store::PgStore::recreate_database(&server, &name)
+            .unwrap_or_else(|e| panic!("cannot create a test database on {admin}: {e}"));
         Some(TestDatabase {
-            url: with_database(&admin, &name),
+            url: server.on_database(&name).unwrap().url,
             admin,
             name,
         })
@@ -84,11 +71,10 @@ impl TestDatabase {
 
 impl Drop for TestDatabase {
     fn drop(&mut self) {
-        if let Ok(mut c) = postgres::Client::connect(&self.admin, postgres::NoTls) {
-            let _ = c.batch_execute(&format!(
-                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                self.name
-            ));
-        }
+        let server = mira_store::PgOptions {
+            url: self.admin.clone(),
+            ..mira_store::PgOptions::default()
+        };
+        let _ = mira_store::PgStore::drop_database(&server, &self.name);
     }
 }

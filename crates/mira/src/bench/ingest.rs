@@ -1,9 +1,10 @@
 //! Ingest and embedding figures of `mira bench`: how fast memories go in, against the limit the
 //! model alone sets on these cores.
 
+use super::place::Place;
 use crate::usecases::store::{store_batch, StoreRequest, WINDOW};
 use crate::{App, Config};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use mira_core::expand;
 use mira_embed::Embedder;
 use serde::Serialize;
@@ -56,21 +57,18 @@ fn measured<T>(f: impl FnOnce() -> Result<T>) -> Result<(T, Duration, Duration)>
     Ok((out, wall.elapsed(), cpu_time().saturating_sub(cpu)))
 }
 
-/// Stores `requests` into a fresh store under `dir` with `model`, then embeds the same texts
-/// alone, and times single and query-variant embeddings on `questions`.
+/// Stores `requests` into a fresh store at `place` with `model` (removed afterwards), then
+/// embeds the same texts alone, and times single and query-variant embeddings on `questions`
+/// (expanded as `base` says).
 pub fn measure(
     base: &Config,
     model: Arc<dyn Embedder>,
-    dir: &std::path::Path,
+    place: &Place,
     requests: Vec<StoreRequest>,
     questions: &[String],
 ) -> Result<IngestReport> {
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).with_context(|| format!("cannot reset {}", dir.display()))?;
-    }
-    let mut cfg = base.clone();
-    cfg.storage.path = Some(dir.to_path_buf());
-    let app = App::open_with_embedder(cfg, model.clone())?;
+    place.reset()?;
+    let app = App::open_with_embedder(place.config.clone(), model.clone())?;
     let texts: Vec<String> = requests.iter().map(|r| r.content.clone()).collect();
     // Warm the model (first passes allocate) outside the timings.
     model.embed_batch(
@@ -94,7 +92,7 @@ pub fn measure(
         }
     })?;
     drop(app);
-    let _ = std::fs::remove_dir_all(dir);
+    place.remove()?;
 
     let ((), embed_wall, embed_cpu) = measured(|| {
         for window in texts.chunks(WINDOW) {

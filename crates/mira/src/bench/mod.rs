@@ -6,20 +6,23 @@
 //! perturbed vectors, so the index sees realistic neighbourhoods. On that store it measures
 //! recall with fresh query embeddings (each distinct question once: the real model runs)
 //! and cached ones (the same questions again), single stores with the real model, and a lower
-//! bound: an exact dot-product scan over all N vectors plus one SQLite FTS5 lookup, which any
-//! hybrid recall must at least do. Before the sizes, [`ingest`] measures how fast memories go
+//! bound: an exact dot-product scan over all N vectors plus one lookup in the store's full-text
+//! index (SQLite's FTS5, or PostgreSQL's), which any hybrid recall must at least do. With
+//! `storage.backend: postgres` each store is a database of its own on the configured server
+//! ([`place`]). Before the sizes, [`ingest`] measures how fast memories go
 //! in (the first LoCoMo conversation of `--data`, else 600 built-in notes, into a fresh store)
 //! against embedding the same texts alone, and the latency of embedding one text and a
 //! question's expansion variants. Figures are medians and percentiles of one run; compare runs
 //! of the same command, not across machines.
 
 pub mod ingest;
+pub mod place;
 
 use crate::usecases::clear::{clear, ClearRequest, ClearScope};
 use crate::usecases::recall::{query_vector, recall, RecallRequest};
 use crate::usecases::store::{store, store_batch, StoreRequest};
 use crate::{App, Config};
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use mira_embed::{EmbedError, Embedder};
 use mira_store::index::unit_cosine;
 use mira_store::Scope;
@@ -35,8 +38,6 @@ const WING: &str = "bench";
 const PROBE_WING: &str = "bench-probe";
 /// Single stores timed per size.
 const PROBES: usize = 32;
-/// Marker written once a size's store is complete.
-const COMPLETE: &str = "complete";
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -50,7 +51,8 @@ pub struct BenchOptions {
     pub queries: usize,
     /// Recall budget in tokens.
     pub budget: u32,
-    /// Where the stores and base embeddings are kept between runs.
+    /// Where the stores (their folders; on PostgreSQL their index files) and base embeddings
+    /// are kept between runs.
     pub cache_dir: PathBuf,
 }
 
@@ -86,6 +88,11 @@ impl Latency {
 pub struct SizeReport {
     /// Memories in the store.
     pub n: usize,
+    /// Its folder (kept for later runs).
+    pub store: PathBuf,
+    /// Its database on PostgreSQL (kept for later runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database: Option<String>,
     /// The vector index in use (`exact` or `hnsw`).
     pub index: String,
     /// Single stores per second (real embedding, one memory per call).
@@ -94,7 +101,8 @@ pub struct SizeReport {
     pub recall_cached: Latency,
     /// Recall embedding the query.
     pub recall_fresh: Latency,
-    /// Median of the lower bound: exact scan of every vector plus one FTS5 lookup.
+    /// Median of the lower bound: exact scan of every vector plus one lookup in the store's
+    /// full-text index.
     pub bound_p50_ms: f64,
     /// `recall_cached.p50_ms / bound_p50_ms`.
     pub ratio_to_bound: f64,
@@ -103,6 +111,8 @@ pub struct SizeReport {
 /// Every size measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct BenchReport {
+    /// The storage backend (`sqlite` or `postgres`).
+    pub backend: &'static str,
     /// Ingest throughput and embedding latency.
     pub ingest: ingest::IngestReport,
     /// Questions asked per pass.
@@ -140,21 +150,22 @@ pub fn run(base: &Config, model: Arc<dyn Embedder>, opts: &BenchOptions) -> Resu
     let ingest = ingest::measure(
         base,
         model.clone(),
-        &opts.cache_dir.join("ingest"),
+        &place::Place::new(base, &opts.cache_dir, "ingest")?,
         ingest_requests(opts.data.as_deref(), &texts)?,
         &questions[..questions.len().min(100)],
     )?;
     let base_vectors = base_embeddings(&model, &texts, &opts.cache_dir)?;
     let mut sizes = Vec::new();
+    let mut backend = mira_store::Backend::Sqlite;
     for &n in &opts.sizes {
-        let dir = opts.cache_dir.join(format!(
-            "store-{n}-{}",
-            corpus_digest(&texts, model.model_name())
-        ));
-        let app = open_store(base, &dir, n, &texts, &base_vectors, &model)?;
-        sizes.push(measure(&app, n, &questions, opts.budget)?);
+        let name = format!("store-{n}-{}", corpus_digest(&texts, model.model_name()));
+        let place = place::Place::new(base, &opts.cache_dir, &name)?;
+        let app = open_store(&place, n, &texts, &base_vectors, &model)?;
+        backend = app.store.backend();
+        sizes.push(measure(&app, &place, n, &questions, opts.budget)?);
     }
     Ok(BenchReport {
+        backend: backend.as_str(),
         ingest,
         queries: questions.len(),
         budget: opts.budget,
@@ -164,7 +175,8 @@ pub fn run(base: &Config, model: Arc<dyn Embedder>, opts: &BenchOptions) -> Resu
 
 /// The table printed without `--json`.
 pub fn render_table(r: &BenchReport) -> String {
-    let mut out = ingest::render(&r.ingest);
+    let mut out = format!("backend: {}\n", r.backend);
+    out += &ingest::render(&r.ingest);
     out += &format!(
         "{:>8} {:>6} {:>9} {:>22} {:>22} {:>9} {:>6}\n",
         "memories",
@@ -189,8 +201,14 @@ pub fn render_table(r: &BenchReport) -> String {
         ));
     }
     out.push_str(&format!(
-        "(ms; {} questions per pass, budget {}; bound = exact scan of every vector + one FTS5 lookup; ratio = cached p50 / bound p50)\n",
-        r.queries, r.budget
+        "(ms; {} questions per pass, budget {}; bound = exact scan of every vector + one {} lookup; ratio = cached p50 / bound p50)\n",
+        r.queries,
+        r.budget,
+        if r.backend == "postgres" {
+            "PostgreSQL full-text"
+        } else {
+            "FTS5"
+        }
     ));
     out
 }
@@ -400,29 +418,27 @@ fn memory(i: usize, texts: &[String], vectors: &[Vec<f32>]) -> (String, Vec<f32>
     }
 }
 
-/// Opens the store of `n` memories in `dir`, building it first unless a complete one is there.
+/// Opens the store of `n` memories at `place`, building it first unless a complete one is
+/// there (on PostgreSQL, a database that cannot be opened is built again).
 fn open_store(
-    base: &Config,
-    dir: &Path,
+    place: &place::Place,
     n: usize,
     texts: &[String],
     vectors: &[Vec<f32>],
     model: &Arc<dyn Embedder>,
 ) -> Result<App> {
-    let mut cfg = base.clone();
-    cfg.storage.path = Some(dir.to_path_buf());
-    if dir.join(COMPLETE).exists() {
-        let app = App::open_with_embedder(cfg.clone(), model.clone())?;
-        if app.store.stats()?.memories as usize == n {
-            return Ok(app);
+    let cfg = place.config.clone();
+    if place.is_complete() {
+        if let Ok(app) = App::open_with_embedder(cfg.clone(), model.clone()) {
+            if app.store.stats()?.memories as usize == n {
+                return Ok(app);
+            }
         }
     }
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).with_context(|| format!("cannot reset {}", dir.display()))?;
-    }
+    place.reset()?;
     eprintln!(
         "bench: building a store of {n} memories in {} (kept for later runs)",
-        dir.display()
+        place.describe()
     );
     let started = Instant::now();
     let mut known = HashMap::new();
@@ -456,8 +472,7 @@ fn open_store(
         app.index.wait_idle(Duration::from_secs(3_600));
         app.index.save()?;
     }
-    std::fs::write(dir.join(COMPLETE), b"")
-        .with_context(|| format!("cannot write {}", dir.display()))?;
+    place.mark_complete()?;
     eprintln!(
         "bench: {n} memories stored and indexed in {:.0?}",
         started.elapsed()
@@ -472,8 +487,14 @@ fn timed<T>(f: impl FnOnce() -> Result<T>) -> Result<f64> {
     Ok(t.elapsed().as_secs_f64() * 1000.0)
 }
 
-/// Every figure at one size.
-fn measure(app: &App, n: usize, questions: &[String], budget: u32) -> Result<SizeReport> {
+/// Every figure at one size, on the store at `place`.
+fn measure(
+    app: &App,
+    place: &place::Place,
+    n: usize,
+    questions: &[String],
+    budget: u32,
+) -> Result<SizeReport> {
     app.index.wait_idle(Duration::from_secs(3_600));
     let ask = |q: &String| {
         timed(|| {
@@ -502,6 +523,8 @@ fn measure(app: &App, n: usize, questions: &[String], budget: u32) -> Result<Siz
     let recall_cached = Latency::of(cached);
     Ok(SizeReport {
         n,
+        store: place.dir().to_path_buf(),
+        database: place.database().map(str::to_owned),
         index: app.index.state().kind.to_string(),
         store_per_s,
         recall_fresh: Latency::of(fresh),
@@ -511,7 +534,8 @@ fn measure(app: &App, n: usize, questions: &[String], budget: u32) -> Result<Siz
     })
 }
 
-/// Median milliseconds of an exact scan of every vector plus one FTS5 lookup, per question
+/// Median milliseconds of an exact scan of every vector plus one lookup in the store's full-text
+/// index (FTS5, or PostgreSQL's `tsvector` index), per question
 /// (query embeddings cached, as for the cached recall).
 fn lower_bound(app: &App, questions: &[String]) -> Result<f64> {
     let scope = Scope {

@@ -6,6 +6,7 @@
 
 mod bad_input;
 mod batch_ingest;
+mod bench;
 mod cli;
 mod common;
 mod concurrency;
