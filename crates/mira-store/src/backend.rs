@@ -244,6 +244,12 @@ pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
     fn as_sqlite(&self) -> Option<&crate::SqliteStore> {
         None
     }
+
+    /// The PostgreSQL store behind this one, for what only PostgreSQL has (its full-text
+    /// ranking variants, [`crate::PgStore::text_search`]).
+    fn as_postgres(&self) -> Option<&crate::PgStore> {
+        None
+    }
 }
 
 impl dyn MemoryReads + '_ {

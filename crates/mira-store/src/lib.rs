@@ -32,7 +32,7 @@ pub use model::{
     Edge, Embedding, NewMemory, Parts, Relation, RestoreOutcome, RowFacts, Scope, StoreStats,
     StoredMemory, Unembedded,
 };
-pub use postgres::{PgOptions, PgStore, TlsMode};
+pub use postgres::{PgOptions, PgStore, TextRank, TlsMode};
 pub use sqlite::migrations::LATEST_VERSION;
 pub use sqlite::{decode_vector, encode_vector, fts_query, SqliteOptions, SqliteStore};
 

@@ -192,8 +192,9 @@ pub enum Command {
         bench: EvalBench,
     },
     /// Speed at several store sizes: store throughput, recall p50/p95/p99 with fresh and cached
-    /// query embeddings, and the ratio to a lower bound (an exact scan plus an FTS5 lookup).
-    /// Stores are built once and kept under the cache directory.
+    /// query embeddings, and the ratio to a lower bound (an exact scan plus a lookup in the
+    /// store's full-text index). Stores are built once and kept under the cache directory (on
+    /// PostgreSQL, each size in a database of its own on the configured server).
     Bench {
         /// Store sizes, comma-separated.
         #[arg(long, default_value = "1000,10000", value_parser = crate::bench::parse_sizes)]
@@ -500,6 +501,11 @@ pub enum EvalBench {
         /// to FILE (JSON lines), for failure analysis.
         #[arg(long, value_name = "FILE")]
         questions: Option<PathBuf>,
+        /// Also rank by each of PostgreSQL's full-text rankings (ts_rank and ts_rank_cd with
+        /// each length normalisation), beside its default (`fts`); needs storage.backend:
+        /// postgres.
+        #[arg(long)]
+        text_ranks: bool,
     },
 }
 
@@ -831,6 +837,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     no_embedding_cache,
                     json,
                     questions,
+                    text_ranks,
                 },
         } => {
             let (config, model) = measuring(&cli, *budget)?;
@@ -845,6 +852,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 k: k.map(usize::from),
                 loco: *loco,
                 questions: questions.clone(),
+                text_ranks: *text_ranks,
             };
             let report = crate::eval::run(&config, cache.clone(), &opts)?;
             if let Err(e) = cache.save() {

@@ -24,6 +24,7 @@ use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use mira_core::memory::MemoryId;
 use mira_core::rank::RankParams;
 use mira_embed::{EmbedError, Embedder};
+use mira_store::TextRank;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -229,17 +230,23 @@ pub struct Metrics {
     pub p50_ms: f64,
     /// 95th percentile recall latency (ms).
     pub p95_ms: f64,
+    /// Mean share of BM25's top 10 also in this system's top 10 (1 for BM25 itself).
+    #[serde(rename = "bm25_overlap@10")]
+    pub bm25_overlap_at_10: f64,
 }
 
 /// What one system did on one question.
 #[derive(Debug, Clone)]
 struct Record {
     conversation: usize,
-    system: &'static str,
+    /// Index in the systems of the run.
+    system: usize,
     category: u8,
     r5: f64,
     r10: f64,
     s10: f64,
+    /// Share of BM25's top 10 in this system's top 10.
+    o10: f64,
     budget: f64,
     tokens: f64,
     ms: f64,
@@ -271,9 +278,10 @@ fn metrics<'a>(records: impl Iterator<Item = &'a Record> + Clone) -> Metrics {
         recall_at_10: mean(records.clone().map(|r| r.r10)),
         session_recall_at_10: mean(records.clone().map(|r| r.s10)),
         budget_recall: mean(records.clone().map(|r| r.budget)),
-        mean_tokens: mean(records.map(|r| r.tokens)),
+        mean_tokens: mean(records.clone().map(|r| r.tokens)),
         p50_ms: percentile(&ms, 50.0),
         p95_ms: percentile(&ms, 95.0),
+        bm25_overlap_at_10: mean(records.clone().map(|r| r.o10)),
     }
 }
 
@@ -330,7 +338,8 @@ pub struct LocoReport {
 /// The whole report (`--json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalReport {
-    /// Per system: `mira`, `bm25`, `dense`, `rrf`.
+    /// Per system: `mira`, `bm25`, `dense`, `rrf`, `fts` (and PostgreSQL's rankings with
+    /// `--text-ranks`).
     pub systems: BTreeMap<String, SystemReport>,
     /// Per conversation, in file order (printed with `--per-conversation`).
     pub conversations: Vec<ConversationReport>,
@@ -364,6 +373,9 @@ pub struct EvalOptions {
     pub loco: bool,
     /// Write each question's best memories per system to this file (JSON lines).
     pub questions: Option<PathBuf>,
+    /// Also rank by each of PostgreSQL's full-text rankings ([`TextRank::ALL`]; PostgreSQL
+    /// backend only).
+    pub text_ranks: bool,
 }
 
 /// Memories listed per system and question in the `--questions` file.
@@ -378,15 +390,35 @@ struct QuestionLine<'a> {
     category: u8,
     evidence: &'a [String],
     /// Per system, its best memories as (turn id, relevance), best first.
-    ranked: BTreeMap<&'static str, Vec<(&'a str, f32)>>,
+    ranked: BTreeMap<&'a str, Vec<(&'a str, f32)>>,
 }
 
-const SYSTEMS: [(&str, Retrieval); 4] = [
-    ("mira", Retrieval::Hybrid),
-    ("bm25", Retrieval::LexicalOnly),
-    ("dense", Retrieval::DenseOnly),
-    ("rrf", Retrieval::Rrf),
-];
+/// The systems compared: the pipeline, the baselines (`fts`: the database's own full-text
+/// search, as [`mira_store::MemoryStore::lexical_search`] ranks it) and with `text_ranks` each
+/// of PostgreSQL's rankings (`fts:ts_rank_cd/0`, …).
+fn systems(text_ranks: bool) -> Vec<(String, Retrieval)> {
+    let mut out: Vec<(String, Retrieval)> = [
+        ("mira", Retrieval::Hybrid),
+        ("bm25", Retrieval::LexicalOnly),
+        ("dense", Retrieval::DenseOnly),
+        ("rrf", Retrieval::Rrf),
+        ("fts", Retrieval::FullText(None)),
+    ]
+    .into_iter()
+    .map(|(name, mode)| (name.to_owned(), mode))
+    .collect();
+    if text_ranks {
+        out.extend(
+            TextRank::ALL
+                .into_iter()
+                .map(|r| (format!("fts:{}", r.name()), Retrieval::FullText(Some(r)))),
+        );
+    }
+    out
+}
+
+/// Index of BM25 among [`systems`].
+const BM25: usize = 1;
 
 /// The declared grid of `--loco`: lexical weight × propagation weight × entity boost around
 /// `base` (the configured parameters), each point named by its values.
@@ -464,6 +496,10 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
         )),
         None => None,
     };
+    if opts.text_ranks && base.storage.backend != crate::config::StorageBackend::Postgres {
+        bail!("--text-ranks compares PostgreSQL's full-text rankings: run it with storage.backend: postgres");
+    }
+    let systems = systems(opts.text_ranks);
     let progress = crate::progress::Progress::new();
     let conv_bar = progress.bar("eval", Some(convs.len() as u64), "conversations");
     let item_bar = progress.bar("", Some(0), "turns stored");
@@ -516,11 +552,13 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
                 ..RecallRequest::default()
             };
             let mut listed = BTreeMap::new();
-            for (name, mode) in SYSTEMS {
-                let out = recall_with(&app, &req, mode)
+            // Per system, its record and its top 10.
+            let mut asked: Vec<(Record, Vec<MemoryId>)> = Vec::with_capacity(systems.len());
+            for (si, (name, mode)) in systems.iter().enumerate() {
+                let out = recall_with(&app, &req, *mode)
                     .map_err(|e| anyhow::anyhow!("recall '{}': {e}", q.text))?;
                 listed.insert(
-                    name,
+                    name.as_str(),
                     out.ranking
                         .iter()
                         .zip(&out.relevances)
@@ -533,11 +571,12 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
                 );
                 let mut rec = Record {
                     conversation: ci,
-                    system: name,
+                    system: si,
                     category: q.category,
                     r5: 0.0,
                     r10: 0.0,
                     s10: 0.0,
+                    o10: 0.0,
                     budget: 0.0,
                     tokens: out.used as f64,
                     ms: out.millis,
@@ -561,6 +600,16 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
                         .collect();
                     rec.s10 = want.intersection(&got).count() as f64 / want.len() as f64;
                 }
+                asked.push((rec, out.ranking.iter().take(10).copied().collect()));
+            }
+            let bm25_top: HashSet<MemoryId> = asked[BM25].1.iter().copied().collect();
+            for (mut rec, top) in asked {
+                let shared = top.iter().filter(|id| bm25_top.contains(id)).count();
+                rec.o10 = if bm25_top.is_empty() {
+                    f64::from(u8::from(top.is_empty()))
+                } else {
+                    shared as f64 / bm25_top.len() as f64
+                };
                 records.push(rec);
             }
             if let Some(w) = question_file.as_mut() {
@@ -593,9 +642,9 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
     item_bar.finish_and_clear();
     conv_bar.finish_and_clear();
     let answered = |r: &&Record| r.category != 5;
-    let mut systems = BTreeMap::new();
-    for (name, _) in SYSTEMS {
-        let of = records.iter().filter(|r| r.system == name);
+    let mut reports = BTreeMap::new();
+    for (si, (name, _)) in systems.iter().enumerate() {
+        let of = records.iter().filter(|r| r.system == si);
         let mut by_category = BTreeMap::new();
         for cat in 1..=5u8 {
             let m = metrics(of.clone().filter(|r| r.category == cat));
@@ -603,8 +652,8 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
                 by_category.insert(cat.to_string(), m);
             }
         }
-        systems.insert(
-            name.to_owned(),
+        reports.insert(
+            name.clone(),
             SystemReport {
                 overall: metrics(of.clone().filter(answered)),
                 by_category,
@@ -616,14 +665,15 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
         .enumerate()
         .map(|(ci, c)| ConversationReport {
             id: c.name.clone(),
-            systems: SYSTEMS
+            systems: systems
                 .iter()
-                .map(|(name, _)| {
+                .enumerate()
+                .map(|(si, (name, _))| {
                     let of = records
                         .iter()
-                        .filter(|r| r.conversation == ci && r.system == *name)
+                        .filter(|r| r.conversation == ci && r.system == si)
                         .filter(answered);
-                    (name.to_string(), metrics(of))
+                    (name.clone(), metrics(of))
                 })
                 .collect(),
         })
@@ -635,7 +685,7 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
         std::io::Write::flush(&mut w).context("cannot write the questions file")?;
     }
     Ok(EvalReport {
-        systems,
+        systems: reports,
         conversations,
         loco,
         questions,
@@ -698,9 +748,10 @@ pub fn render_table(r: &EvalReport, per_conversation: bool) -> String {
         "LoCoMo evaluation: {} conversations, {} turns, {} questions, budget {} tokens, {:.0}s ({} malformed evidence ids skipped)\n\n",
         r.conversations.len(), r.turns, r.questions, r.budget, r.seconds, r.skipped_evidence
     );
+    let width = r.systems.keys().map(String::len).max().unwrap_or(0).max(6);
     let _ = writeln!(
         out,
-        "{:<6} {:<8} {:>6} {:>8} {:>9} {:>11} {:>10} {:>8} {:>8} {:>8}",
+        "{:<width$} {:<8} {:>6} {:>8} {:>9} {:>11} {:>10} {:>8} {:>8} {:>8} {:>12}",
         "system",
         "category",
         "n",
@@ -710,12 +761,13 @@ pub fn render_table(r: &EvalReport, per_conversation: bool) -> String {
         "budget_rec",
         "tokens",
         "p50_ms",
-        "p95_ms"
+        "p95_ms",
+        "bm25_ovl@10"
     );
     let row = |out: &mut String, name: &str, cat: &str, m: &Metrics| {
         let _ = writeln!(
             out,
-            "{:<6} {:<8} {:>6} {:>8.3} {:>9.3} {:>11.3} {:>10.3} {:>8.0} {:>8.1} {:>8.1}",
+            "{:<width$} {:<8} {:>6} {:>8.3} {:>9.3} {:>11.3} {:>10.3} {:>8.0} {:>8.1} {:>8.1} {:>12.3}",
             name,
             cat,
             m.questions,
@@ -725,7 +777,8 @@ pub fn render_table(r: &EvalReport, per_conversation: bool) -> String {
             m.budget_recall,
             m.mean_tokens,
             m.p50_ms,
-            m.p95_ms
+            m.p95_ms,
+            m.bm25_overlap_at_10
         );
     };
     for (name, s) in &r.systems {

@@ -18,6 +18,7 @@ mod store_impl;
 mod tls;
 mod write;
 
+pub use search::TextRank;
 pub use tls::TlsMode;
 
 use crate::{Result, StoreError};
@@ -166,6 +167,18 @@ impl PgStore {
     fn read<T>(&self, f: impl FnOnce(&mut postgres::Client) -> Result<T>) -> Result<T> {
         let mut conn = self.conn()?;
         f(&mut conn)
+    }
+
+    /// [`crate::MemoryStore::lexical_search`] ranked by `rank` instead of [`TextRank::DEFAULT`]
+    /// (what `mira eval locomo --text-ranks` compares).
+    pub fn text_search(
+        &self,
+        text: &str,
+        limit: usize,
+        scope: &crate::Scope,
+        rank: TextRank,
+    ) -> Result<Vec<(mira_core::memory::MemoryId, f64)>> {
+        self.read(|c| search::lexical_search(c, text, limit, scope, rank))
     }
 
     /// The URL without its password.

@@ -2,7 +2,7 @@
 //! A [`StoreTx`] is a transaction holding the advisory locks of its wings: another server's
 //! store into one of them waits for its commit, then reads what it wrote.
 
-use super::{dead_letters, lifecycle, migrations, read, search, write, Conn, PgStore};
+use super::{dead_letters, lifecycle, migrations, read, search, write, Conn, PgStore, TextRank};
 use crate::backend::{Backend, MemoryReads, MemoryStore, StoreTx, Visit};
 use crate::feed::{ChangeCursor, Changes, LiveRow};
 use crate::lifecycle::{ArchivePlan, ArchiveReport, DeleteCounts, DeleteScope, TimelineQuery};
@@ -217,7 +217,7 @@ impl MemoryStore for PgStore {
         limit: usize,
         scope: &Scope,
     ) -> Result<Vec<(MemoryId, f64)>> {
-        self.read(|c| search::lexical_search(c, text, limit, scope))
+        self.read(|c| search::lexical_search(c, text, limit, scope, TextRank::DEFAULT))
     }
 
     fn dense_search(
@@ -293,5 +293,9 @@ impl MemoryStore for PgStore {
 
     fn rows_at(&self, keys: &[u64]) -> Result<Vec<(u64, Option<LiveRow>)>> {
         self.live_rows_at(keys)
+    }
+
+    fn as_postgres(&self) -> Option<&PgStore> {
+        Some(self)
     }
 }

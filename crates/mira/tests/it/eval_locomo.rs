@@ -18,13 +18,14 @@ fn eval_reports_every_system_and_category() {
         k: None,
         loco: false,
         questions: Some(questions.path().to_path_buf()),
+        text_ranks: false,
     };
     let report = mira::eval::run(&mira::Config::default(), Arc::new(model), &opts).unwrap();
     assert_eq!(report.conversations.len(), 1);
     assert_eq!(report.conversations[0].id, "30");
     assert_eq!(report.turns, conv.turns.len());
     assert!(report.questions >= 30);
-    for name in ["mira", "bm25", "dense", "rrf"] {
+    for name in ["mira", "bm25", "dense", "rrf", "fts"] {
         let s = &report.systems[name];
         let m = &s.overall;
         for v in [
@@ -70,4 +71,51 @@ fn eval_reports_every_system_and_category() {
             assert!((0.0..=1.0).contains(&pair[1].as_f64().unwrap()), "{l}");
         }
     }
+}
+
+/// `--text-ranks` on PostgreSQL: each of its full-text rankings is a system of the report,
+/// compared with BM25's top 10; on SQLite the option is refused, saying what it needs.
+#[test]
+fn eval_compares_postgres_text_rankings_with_bm25() {
+    let opts = mira::eval::EvalOptions {
+        path: locomo_dir().join("30.json"),
+        budget: 2000,
+        max_questions: Some(12),
+        k: None,
+        loco: false,
+        questions: None,
+        text_ranks: true,
+    };
+    let refused = mira::eval::run(&mira::Config::default(), crate::common::model(), &opts)
+        .err()
+        .unwrap();
+    assert!(
+        refused.to_string().contains("storage.backend: postgres"),
+        "{refused}"
+    );
+    let Some(db) = crate::common::Db::postgres() else {
+        return;
+    };
+    let report = mira::eval::run(&db.config(), crate::common::model(), &opts).unwrap();
+    assert_eq!(
+        report.systems["bm25"].overall.bm25_overlap_at_10, 1.0,
+        "BM25 against itself"
+    );
+    for rank in mira_store::TextRank::ALL {
+        let m = &report.systems[&format!("fts:{}", rank.name())].overall;
+        assert!(m.questions > 0, "{}", rank.name());
+        assert!((0.0..=1.0).contains(&m.bm25_overlap_at_10), "{m:?}");
+        assert!((0.0..=1.0).contains(&m.recall_at_10), "{m:?}");
+    }
+    // The store's own search ranks by its default ranking: the same lists.
+    let default = &report.systems[&format!("fts:{}", mira_store::TextRank::DEFAULT.name())];
+    assert_eq!(
+        report.systems["fts"].overall.recall_at_10,
+        default.overall.recall_at_10
+    );
+    // Words in common with the question find evidence far above chance.
+    assert!(
+        report.systems["fts"].overall.recall_at_10 > 0.1,
+        "{report:?}"
+    );
 }

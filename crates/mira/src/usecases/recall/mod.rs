@@ -157,6 +157,16 @@ pub enum Retrieval {
     DenseOnly,
     /// Plain reciprocal rank fusion (k = 60) of the BM25 and dense lists.
     Rrf,
+    /// The database's own full-text search ([`mira_store::MemoryStore::lexical_search`]:
+    /// FTS5's BM25, or PostgreSQL's ranking), or on PostgreSQL the given ranking of it.
+    FullText(Option<mira_store::TextRank>),
+}
+
+impl Retrieval {
+    /// Whether it ranks by words alone (no query embedding needed).
+    fn lexical(self) -> bool {
+        matches!(self, Retrieval::LexicalOnly | Retrieval::FullText(_))
+    }
 }
 
 /// A memory retrieved for the query, with its relevance.
@@ -328,12 +338,12 @@ struct Ranked {
 
 fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Ranked> {
     sync_index(app);
-    let qvec = if mode == Retrieval::LexicalOnly {
+    let qvec = if mode.lexical() {
         Vec::new()
     } else {
         query_vector(app, &req.query)?
     };
-    let lexical_only = mode != Retrieval::LexicalOnly && qvec.is_empty();
+    let lexical_only = !mode.lexical() && qvec.is_empty();
     let r = &app.config.recall.ranking;
     let scopes = std::iter::once((None, req.wing.clone())).chain(
         req.fallback_wings
@@ -355,7 +365,7 @@ fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Rank
             exhaustive_below: r.exhaustive_below,
             k: app.config.allocator.max_candidates,
         };
-        cands = rank(app, &input);
+        cands = rank(app, &input)?;
         if !cands.is_empty() {
             fallback_wing = fallback;
             break;

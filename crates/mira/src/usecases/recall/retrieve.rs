@@ -5,6 +5,7 @@
 //! Baselines for `mira eval` rank by one signal alone, or by plain RRF of the two lists.
 
 use super::{Candidate, Retrieval};
+use crate::usecases::{UseCaseError, UseCaseResult};
 use crate::App;
 use anyhow::Context;
 use mira_core::lexical;
@@ -12,7 +13,7 @@ use mira_core::memory::MemoryId;
 use mira_core::rank::{self, Moments, RankParams};
 use mira_core::{expand, fusion};
 use mira_store::index::{unit_cosine, Catalog, IndexView};
-use mira_store::{Backend, Scope};
+use mira_store::{Backend, Scope, TextRank};
 use std::collections::HashSet;
 
 /// The query's embedding: cached; with expansion, the normalised mean of the variants'
@@ -58,10 +59,58 @@ pub(super) struct RankInput<'a> {
 }
 
 /// The memories of the scope ranked by relevance (best first, at most `k`).
-pub(super) fn rank(app: &App, input: &RankInput<'_>) -> Vec<Candidate> {
+pub(super) fn rank(app: &App, input: &RankInput<'_>) -> UseCaseResult<Vec<Candidate>> {
+    if let Retrieval::FullText(variant) = input.mode {
+        return full_text(app, input, variant);
+    }
     let dense = database_dense_hits(app, input);
-    app.index
-        .view(|view| Ranker::new(view, input, dense).ranked())
+    Ok(app
+        .index
+        .view(|view| Ranker::new(view, input, dense).ranked()))
+}
+
+/// The best `k` of the scope by the database's own full-text search (a baseline for
+/// `mira eval`): the store's lexical search, or PostgreSQL's ranking `variant`; relevance is
+/// the score over the best one's.
+fn full_text(
+    app: &App,
+    input: &RankInput<'_>,
+    variant: Option<TextRank>,
+) -> UseCaseResult<Vec<Candidate>> {
+    let hits = match variant {
+        None => app
+            .store
+            .lexical_search(input.query, input.k, &input.filter)?,
+        Some(rank) => app
+            .store
+            .as_postgres()
+            .ok_or_else(|| {
+                UseCaseError::Invalid(format!(
+                    "the ranking {} is PostgreSQL's: use storage.backend: postgres",
+                    rank.name()
+                ))
+            })?
+            .text_search(input.query, input.k, &input.filter, rank)?,
+    };
+    let top = hits.first().map_or(1.0, |h| h.1);
+    Ok(app.index.view(|view| {
+        let catalog = view.catalog();
+        hits.into_iter()
+            .filter_map(|(id, score)| {
+                let card = catalog.slot_of(id).and_then(|s| catalog.card(s))?.clone();
+                let embedding = view
+                    .vector(card.key)
+                    .map(<[f32]>::to_vec)
+                    .unwrap_or_default();
+                let relevance = if top > 0.0 { score / top } else { 0.0 };
+                Some(Candidate {
+                    card,
+                    embedding,
+                    relevance: relevance.clamp(0.0, 1.0) as f32,
+                })
+            })
+            .collect()
+    }))
 }
 
 /// The database's own dense search (pgvector's HNSW index on PostgreSQL, filtered by the scope
@@ -232,6 +281,8 @@ impl<'v, 'a> Ranker<'v, 'a> {
             Retrieval::LexicalOnly => self.lexical_hits.clone(),
             Retrieval::DenseOnly => self.dense_only(),
             Retrieval::Rrf => self.rrf(),
+            // Ranked by the database before the index is read (`full_text`).
+            Retrieval::FullText(_) => Vec::new(),
         };
         let mut scored = scored;
         self.keep_best(&mut scored, input.k);
