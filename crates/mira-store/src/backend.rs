@@ -124,15 +124,17 @@ pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
     /// Stores section costs computed for render format `version`.
     fn set_costs(&self, costs: &[(MemoryId, ModeCosts)], version: u32) -> Result<()>;
 
-    /// Up to `limit` memories without an embedding, oldest first.
-    fn without_embedding(&self, limit: usize) -> Result<Vec<Unembedded>>;
+    /// Up to `limit` memories without an embedding of `model` (none, or one another model
+    /// made; `sentence-transformers/<model>`, the spelling of earlier versions, counts as
+    /// `model`), oldest first.
+    fn without_embedding(&self, model: &str, limit: usize) -> Result<Vec<Unembedded>>;
 
-    /// How many memories have no embedding.
-    fn count_without_embedding(&self) -> Result<u64>;
+    /// How many memories have no embedding of `model` (none, or one another model made).
+    fn count_without_embedding(&self, model: &str) -> Result<u64>;
 
-    /// Stores the embeddings `model` computed for memories that had none, in one transaction.
-    /// A memory deleted meanwhile, or embedded meanwhile by another process, is skipped.
-    /// Returns how many were written.
+    /// Stores the embeddings `model` computed for memories that had none of it, in one
+    /// transaction, replacing those of another model. A memory deleted meanwhile, or embedded
+    /// with `model` meanwhile by another process, is skipped. Returns how many were written.
     fn set_embeddings(&self, model: &str, vectors: &[(MemoryId, Vec<f32>)]) -> Result<usize>;
 
     /// Counts for `mira status`.

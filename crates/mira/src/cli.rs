@@ -537,8 +537,9 @@ pub enum WebhooksAction {
 pub enum IndexAction {
     /// Rebuild the index from the embeddings stored in SQLite and save it.
     Rebuild,
-    /// Compute the vectors of the memories stored while no model was installed (a server
-    /// started with the model does it in the background too).
+    /// Compute the vectors of the memories stored while no model was installed, or embedded by
+    /// another model than the configured one (after a change of embeddings.precision); a server
+    /// started with the model does it in the background too.
     EmbedMissing,
 }
 
@@ -1152,8 +1153,9 @@ fn run_index(cli: &Cli, action: &IndexAction) -> Result<ExitCode> {
             };
             persist_index(&app);
             write_stdout(&format!(
-                "Embedded {n} memories that had no vector ({} left without one)\n",
-                app.store.count_without_embedding()?
+                "Embedded {n} memories that had no vector of {} ({} left without one)\n",
+                app.model_name(),
+                app.store.count_without_embedding(app.model_name())?
             ));
         }
     }

@@ -363,14 +363,16 @@ pub(super) fn wings(c: &mut impl GenericClient) -> Result<Vec<String>> {
 /// See [`crate::MemoryStore::without_embedding`].
 pub(super) fn without_embedding(
     c: &mut impl GenericClient,
+    model: &str,
     limit: usize,
 ) -> Result<Vec<Unembedded>> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows = c.query(
         "SELECT v.id, v.content FROM verbatims v
-         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = v.id)
-         ORDER BY v.seq LIMIT $1",
-        &[&limit],
+         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = v.id
+                                   AND e.model IN ($1, 'sentence-transformers/' || $1))
+         ORDER BY v.seq LIMIT $2",
+        &[&model, &limit],
     )?;
     rows.iter()
         .map(|r| {
@@ -383,12 +385,13 @@ pub(super) fn without_embedding(
 }
 
 /// See [`crate::MemoryStore::count_without_embedding`].
-pub(super) fn count_without_embedding(c: &mut impl GenericClient) -> Result<u64> {
+pub(super) fn count_without_embedding(c: &mut impl GenericClient, model: &str) -> Result<u64> {
     let n: i64 = c
         .query_one(
             "SELECT count(*) FROM verbatims v
-             WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = v.id)",
-            &[],
+             WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = v.id
+                                   AND e.model IN ($1, 'sentence-transformers/' || $1))",
+            &[&model],
         )?
         .try_get(0)?;
     Ok(n.max(0) as u64)

@@ -158,12 +158,12 @@ impl MemoryStore for PgStore {
         self.write(|c| write::set_costs(c, costs, version))
     }
 
-    fn without_embedding(&self, limit: usize) -> Result<Vec<Unembedded>> {
-        self.read(|c| read::without_embedding(c, limit))
+    fn without_embedding(&self, model: &str, limit: usize) -> Result<Vec<Unembedded>> {
+        self.read(|c| read::without_embedding(c, model, limit))
     }
 
-    fn count_without_embedding(&self) -> Result<u64> {
-        self.read(read::count_without_embedding)
+    fn count_without_embedding(&self, model: &str) -> Result<u64> {
+        self.read(|c| read::count_without_embedding(c, model))
     }
 
     fn set_embeddings(&self, model: &str, vectors: &[(MemoryId, Vec<f32>)]) -> Result<usize> {

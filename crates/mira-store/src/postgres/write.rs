@@ -278,7 +278,9 @@ pub(super) fn set_embeddings(
     let stmt = c.prepare(
         "INSERT INTO embeddings (memory_id, model, dim, vector)
          SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM verbatims WHERE id = $1)
-         ON CONFLICT (memory_id) DO NOTHING",
+         ON CONFLICT (memory_id) DO UPDATE
+             SET model = excluded.model, dim = excluded.dim, vector = excluded.vector
+             WHERE embeddings.model NOT IN (excluded.model, 'sentence-transformers/' || excluded.model)",
     )?;
     let mut written = 0;
     for (id, v) in vectors.iter().filter(|(_, v)| !v.is_empty()) {

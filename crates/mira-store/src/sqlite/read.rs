@@ -325,13 +325,19 @@ pub(super) fn wings(conn: &Connection) -> Result<Vec<String>> {
 }
 
 /// See [`crate::MemoryStore::without_embedding`].
-pub(super) fn without_embedding(conn: &Connection, limit: usize) -> Result<Vec<Unembedded>> {
+pub(super) fn without_embedding(
+    conn: &Connection,
+    model: &str,
+    limit: usize,
+) -> Result<Vec<Unembedded>> {
     let mut stmt = conn.prepare_cached(
         "SELECT v.id, v.content FROM verbatims v
-         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = v.id)
-         ORDER BY v.seq LIMIT ?1",
+         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = v.id
+                                   AND e.model IN (?1, 'sentence-transformers/' || ?1))
+         ORDER BY v.seq LIMIT ?2",
     )?;
-    let rows = stmt.query_map(params![i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = stmt.query_map(params![model, limit], |r| {
         Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
     })?;
     let mut out = Vec::new();
@@ -346,11 +352,12 @@ pub(super) fn without_embedding(conn: &Connection, limit: usize) -> Result<Vec<U
 }
 
 /// See [`crate::MemoryStore::count_without_embedding`].
-pub(super) fn count_without_embedding(conn: &Connection) -> Result<u64> {
+pub(super) fn count_without_embedding(conn: &Connection, model: &str) -> Result<u64> {
     let n: i64 = conn.query_row(
         "SELECT count(*) FROM verbatims v
-         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = v.id)",
-        [],
+         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = v.id
+                                   AND e.model IN (?1, 'sentence-transformers/' || ?1))",
+        [model],
         |r| r.get(0),
     )?;
     Ok(n.max(0) as u64)

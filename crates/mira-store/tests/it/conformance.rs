@@ -429,18 +429,23 @@ fn a_memory_without_an_embedding_is_listed_until_one_is_set() {
         let mut gone = memory("The old cache was Redis.", "w", 3_000, 3);
         gone.embedding = None;
         store
-            .insert_memories(&[with, without.clone(), gone.clone()])
+            .insert_memories(&[with.clone(), without.clone(), gone.clone()])
             .unwrap();
         assert_eq!(store.stats().unwrap().embeddings, 1, "{}", b.name);
-        assert_eq!(store.count_without_embedding().unwrap(), 2);
-        let listed = store.without_embedding(10).unwrap();
+        assert_eq!(
+            store.count_without_embedding("m2").unwrap(),
+            3,
+            "test is another model"
+        );
+        assert_eq!(store.count_without_embedding("test").unwrap(), 2);
+        let listed = store.without_embedding("test", 10).unwrap();
         assert_eq!(
             listed.iter().map(|u| u.id).collect::<Vec<_>>(),
             vec![without.memory.id, gone.memory.id],
             "oldest first"
         );
         assert_eq!(listed[0].content, "Deploys happen on Tuesdays.");
-        assert_eq!(store.without_embedding(1).unwrap().len(), 1);
+        assert_eq!(store.without_embedding("test", 1).unwrap().len(), 1);
         // The catalog knows the memory without a vector; the vector index gets it once it is set.
         let dir = tempfile::tempdir().unwrap();
         let index =
@@ -456,7 +461,16 @@ fn a_memory_without_an_embedding_is_listed_until_one_is_set() {
             "not the deleted one"
         );
         assert_eq!(store.set_embeddings("m2", &vectors).unwrap(), 0, "once");
-        assert_eq!(store.count_without_embedding().unwrap(), 0);
+        assert_eq!(
+            store.count_without_embedding("test").unwrap(),
+            1,
+            "the m2 one"
+        );
+        assert_eq!(
+            store.count_without_embedding("m2").unwrap(),
+            1,
+            "the test one"
+        );
         index.sync_from_store().unwrap();
         assert_eq!(index.len(), 2);
         let embedding = store
@@ -467,6 +481,35 @@ fn a_memory_without_an_embedding_is_listed_until_one_is_set() {
         assert_eq!(
             (embedding.model.as_str(), embedding.vector),
             ("m2", vector(2))
+        );
+
+        // Another model's vector is replaced (a change of precision), the index follows.
+        let replaced = vec![(with.memory.id, vector(5))];
+        assert_eq!(
+            store.set_embeddings("m2", &replaced).unwrap(),
+            1,
+            "{}",
+            b.name
+        );
+        assert_eq!(store.set_embeddings("m2", &replaced).unwrap(), 0, "once");
+        assert_eq!(store.count_without_embedding("m2").unwrap(), 0);
+        assert_eq!(store.count_without_embedding("test").unwrap(), 2);
+        index.sync_from_store().unwrap();
+        assert_eq!(
+            index.search(&vector(5), 1, &Scope::wing("w"))[0].id,
+            with.memory.id
+        );
+        // The spelling of earlier versions names the same model.
+        let mut earlier = memory("Releases are tagged on Fridays.", "w", 4_000, 4);
+        if let Some(e) = earlier.embedding.as_mut() {
+            e.model = "sentence-transformers/m2".into();
+        }
+        store.insert_memories(&[earlier]).unwrap();
+        assert_eq!(
+            store.count_without_embedding("m2").unwrap(),
+            0,
+            "{}",
+            b.name
         );
     });
 }

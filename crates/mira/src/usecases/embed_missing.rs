@@ -1,14 +1,15 @@
 //! Vectors for the memories stored while no model was installed (they are ranked by BM25
-//! alone until then): `mira index embed-missing`, and a background pass when a server starts
-//! with the model.
+//! alone until then) or embedded by another model than the configured one (after a change of
+//! `embeddings.precision`: the vectors of both precisions are close but not the same):
+//! `mira index embed-missing`, and a background pass when a server starts with the model.
 
 use super::{UseCaseError, UseCaseResult};
 use crate::App;
 use anyhow::Context;
 use std::sync::Arc;
 
-/// Embeds every memory that has no embedding, a batch (`embeddings.batch_size`) per model call
-/// and transaction, and brings the index in step. `progress` is called with the memories
+/// Embeds every memory that has no embedding of the configured model, a batch
+/// (`embeddings.batch_size`) per model call and transaction, and brings the index in step. `progress` is called with the memories
 /// embedded so far and the total. Returns how many were embedded. Without the model, nothing
 /// is done and the error says how to install it.
 pub fn embed_missing(app: &App, progress: &mut dyn FnMut(u64, u64)) -> UseCaseResult<u64> {
@@ -18,12 +19,12 @@ pub fn embed_missing(app: &App, progress: &mut dyn FnMut(u64, u64)) -> UseCaseRe
             app.model_dir().display()
         )));
     };
-    let total = app.store.count_without_embedding()?;
+    let total = app.store.count_without_embedding(app.model_name())?;
     let batch_size = app.config.embeddings.batch_size.max(1);
     let mut done = 0u64;
     progress(done, total);
     loop {
-        let batch = app.store.without_embedding(batch_size)?;
+        let batch = app.store.without_embedding(app.model_name(), batch_size)?;
         if batch.is_empty() {
             break;
         }
@@ -42,18 +43,19 @@ pub fn embed_missing(app: &App, progress: &mut dyn FnMut(u64, u64)) -> UseCaseRe
     Ok(done)
 }
 
-/// At a server's start: when the model is installed and some memories lack a vector, embeds
-/// them on a background thread (the server answers meanwhile; recall ranks them by words
+/// At a server's start: when the model is installed and some memories lack a vector of it,
+/// embeds them on a background thread (the server answers meanwhile; recall ranks them by words
 /// until then).
 pub fn spawn_at_start(app: Arc<App>) {
     if app.store.is_read_only() || !app.model_installed() {
         return;
     }
-    match app.store.count_without_embedding() {
+    match app.store.count_without_embedding(app.model_name()) {
         Ok(0) => return,
-        Ok(n) => {
-            tracing::info!("{n} memories have no vector yet: embedding them in the background")
-        }
+        Ok(n) => tracing::info!(
+            "{n} memories have no vector of {} yet: embedding them in the background",
+            app.model_name()
+        ),
         Err(e) => {
             tracing::warn!("cannot count the memories without a vector: {e}");
             return;
@@ -62,7 +64,7 @@ pub fn spawn_at_start(app: Arc<App>) {
     let spawned = std::thread::Builder::new()
         .name("mira-embed-missing".into())
         .spawn(move || match embed_missing(&app, &mut |_, _| {}) {
-            Ok(n) => tracing::info!("embedded {n} memories that had no vector"),
+            Ok(n) => tracing::info!("embedded {n} memories that had no vector of the model"),
             Err(e) => tracing::warn!("memories without a vector not embedded: {e}"),
         });
     if let Err(e) = spawned {

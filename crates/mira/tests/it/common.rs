@@ -13,15 +13,24 @@ pub fn config_in(dir: &Path) -> Config {
     cfg
 }
 
-/// The real model, loaded once per test binary.
+/// The real model at the default precision (as the `mira` binary runs it), loaded once per
+/// test binary.
 pub fn model() -> Arc<dyn mira_embed::Embedder> {
     static MODEL: OnceLock<Arc<dyn mira_embed::Embedder>> = OnceLock::new();
     MODEL
         .get_or_init(|| {
             let dir = mira_embed::resolve_model_dir(None);
-            Arc::new(mira_embed::MiniLm::load(&dir).unwrap_or_else(|e| panic!("{e}")))
+            let options = Config::default().embeddings.model_options();
+            Arc::new(
+                mira_embed::MiniLm::load_with(&dir, &options).unwrap_or_else(|e| panic!("{e}")),
+            )
         })
         .clone()
+}
+
+/// The name the default model records with each embedding.
+pub fn default_model_name() -> String {
+    Config::default().embeddings.precision.model_name()
 }
 
 /// An app on a fresh store in `dir` with the real model.

@@ -365,7 +365,10 @@ fn without_the_model_memories_are_kept_and_recalled_by_their_words() {
     let filled = run_ok(&mut mira_with(d, &real, &["index", "embed-missing"]));
     assert_eq!(
         filled,
-        "Embedded 3 memories that had no vector (0 left without one)\n"
+        format!(
+            "Embedded 3 memories that had no vector of {} (0 left without one)\n",
+            common::default_model_name()
+        )
     );
     let st = status_json(d, &real);
     assert_eq!(st["without_vector"], json!(0));
@@ -424,21 +427,19 @@ fn embeddings_record_the_model_that_made_them() {
     );
     let status: Value =
         serde_json::from_str(&run_ok(&mut mira_command(d, &["status", "--json"]))).unwrap();
-    assert_eq!(status["model"], mira_embed::DEFAULT_MODEL_NAME);
+    let model = common::default_model_name();
+    assert_eq!(status["model"], json!(model));
     let line = run_ok(&mut mira_command(d, &["export", "--embeddings"]));
     let exported: Value = serde_json::from_str(line.trim()).unwrap();
-    assert_eq!(
-        exported["embedding"]["model"],
-        mira_embed::DEFAULT_MODEL_NAME
-    );
+    assert_eq!(exported["embedding"]["model"], json!(model));
 
     // Into stores without a model: the older spelling of the same model is used as it is;
     // another model's vector is not, so that memory waits for one.
     let empty = d.join("no-model");
     std::fs::create_dir_all(&empty).unwrap();
     for (model, embedded, without) in [
-        ("sentence-transformers/all-MiniLM-L6-v2", 0, 0),
-        ("text-embedding-3-large", 0, 1),
+        (format!("sentence-transformers/{model}"), 0, 0),
+        ("text-embedding-3-large".to_owned(), 0, 1),
     ] {
         let mut line: Value = exported.clone();
         line["embedding"]["model"] = json!(model);
@@ -459,6 +460,51 @@ fn embeddings_record_the_model_that_made_them() {
             "{model}"
         );
     }
+}
+
+/// A change of `embeddings.precision` leaves no store with vectors of two models: the memories
+/// embedded by the other precision are re-embedded by `mira index embed-missing` (and by a
+/// server's background pass), and recall finds them with the new model's query vectors.
+#[test]
+fn a_change_of_precision_re_embeds_the_older_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let f32_cmd = |args: &[&str]| {
+        let mut cmd = mira_command(d, args);
+        cmd.env("MIRA_EMBEDDINGS_PRECISION", "f32");
+        cmd
+    };
+    run_ok(&mut f32_cmd(&["store", common::SEED, "--wing", "proj"]));
+    run_ok(&mut f32_cmd(&[
+        "store",
+        "Deploys happen on Tuesdays.",
+        "--wing",
+        "proj",
+    ]));
+    let model = common::default_model_name();
+    assert_ne!(model, mira_embed::Precision::F32.model_name());
+    let status: Value =
+        serde_json::from_str(&run_ok(&mut mira_command(d, &["status", "--json"]))).unwrap();
+    assert_eq!(status["model"], json!(model));
+
+    let filled = run_ok(&mut mira_command(d, &["index", "embed-missing"]));
+    assert_eq!(
+        filled,
+        format!("Embedded 2 memories that had no vector of {model} (0 left without one)\n")
+    );
+    let again = run_ok(&mut mira_command(d, &["index", "embed-missing"]));
+    assert!(again.starts_with("Embedded 0 memories"), "{again}");
+    let exported = run_ok(&mut mira_command(d, &["export", "--embeddings"]));
+    assert_eq!(exported.lines().count(), 2);
+    for line in exported.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["embedding"]["model"], json!(model), "{line}");
+    }
+    let recalled = run_ok(&mut mira_command(
+        d,
+        &["recall", "which database did we choose", "--wing", "proj"],
+    ));
+    assert!(recalled.contains("PostgreSQL"), "{recalled}");
 }
 
 /// Item 11: `tools/list` stays small (it is read in every agent session) and still says what

@@ -83,7 +83,10 @@ fn round_trip(src: &Db) {
     let full = export(src, &["--embeddings"]);
     let plain = export(src, &[]);
     assert_eq!(full.lines().count(), 6);
-    assert!(full.contains("\"embedding\":{\"model\":\"all-MiniLM-L6-v2\",\"dim\":384,"));
+    let model = crate::common::default_model_name();
+    assert!(full.contains(&format!(
+        "\"embedding\":{{\"model\":\"{model}\",\"dim\":384,"
+    )));
     assert!(!plain.contains("\"embedding\""));
     assert!(
         plain.contains("\"archived_at\":\"20"),
