@@ -331,7 +331,16 @@ impl HttpServer {
     /// Starts `mira <args>` (an HTTP server) and waits until it names the first URL it serves
     /// on stderr.
     pub fn spawn(dir: &Path, args: &[&str]) -> HttpServer {
-        let mut child = mira_command(dir, args)
+        HttpServer::spawn_command(mira_command(dir, args))
+    }
+
+    /// [`HttpServer::spawn`] of `cmd` (built by [`mira_command`], e.g. with more environment).
+    pub fn spawn_command(mut cmd: Command) -> HttpServer {
+        let args: Vec<_> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
