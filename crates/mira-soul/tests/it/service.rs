@@ -305,6 +305,21 @@ fn capture_validation() {
             .to_string()
             .contains("nothing about the agent")
     );
+    let nul = CaptureRequest {
+        session_id: Some("s\u{0}1".into()),
+        ..req("a", FORMAL_1)
+    };
+    assert_eq!(
+        service::capture(c, &s, &nul, 1).unwrap_err().to_string(),
+        "session_id contains a NUL character (U+0000): remove it"
+    );
+    assert_eq!(
+        service::update(c, &s, "a", "be more formal\u{0}", None, 1)
+            .unwrap_err()
+            .to_string(),
+        "directive contains a NUL character (U+0000): remove it"
+    );
+    assert_eq!(c.version_count("a").expect("count"), 0, "nothing stored");
 }
 
 /// The conversation of the issue, captured three times.

@@ -470,6 +470,19 @@ fn every_soul_tool(db: &Db) {
         json!({"agent_id": "ada", "conversation": FORMAL_1, "behavioral_metrics": "{oops"}),
     );
     assert!(e.contains("behavioral_metrics must be valid JSON"), "{e}");
+    // Text stored as given has no NUL (PostgreSQL cannot store one): refused on both backends.
+    let e = err(
+        &mut c,
+        "soul_capture",
+        json!({"agent_id": "ada", "conversation": FORMAL_1, "session_id": "s\u{0}1"}),
+    );
+    assert_eq!(e, "session_id contains a NUL character (U+0000): remove it");
+    let e = err(
+        &mut c,
+        "soul_patch",
+        json!({"agent_id": "ada", "reason": "why\u{0}", "humor_level": 0.2}),
+    );
+    assert_eq!(e, "reason contains a NUL character (U+0000): remove it");
     let e = err(
         &mut c,
         "soul_history",
