@@ -49,34 +49,27 @@ impl From<SoulError> for UseCaseError {
     }
 }
 
-/// Runs `f` over SOUL's tables in one write transaction of the app's database, committed only
-/// when it succeeds.
-fn in_transaction<T>(
-    app: &App,
-    f: impl FnOnce(&mut dyn SoulStore) -> Result<T, SoulError>,
-) -> UseCaseResult<T> {
-    match app.store.database() {
-        Database::Sqlite(db) => {
-            db.write_with(|tx| f(&mut SqliteSoul::new(tx)).map_err(UseCaseError::from))
-        }
-        Database::Postgres(db) => {
-            db.write_with(|tx| f(&mut PgSoul::new(tx)).map_err(UseCaseError::from))
-        }
-    }
+/// How an operation uses the database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// One write transaction, committed only when the operation succeeds.
+    Write,
+    /// A read connection.
+    Read,
 }
 
-/// Runs `f` over SOUL's tables on a read connection of the app's database.
-fn on_reader<T>(
+/// Runs `f` over SOUL's tables in the app's database, SQLite or PostgreSQL.
+fn on_database<T>(
     app: &App,
+    access: Access,
     f: impl FnOnce(&mut dyn SoulStore) -> Result<T, SoulError>,
 ) -> UseCaseResult<T> {
-    match app.store.database() {
-        Database::Sqlite(db) => {
-            db.read_with(|conn| f(&mut SqliteSoul::new(conn)).map_err(UseCaseError::from))
-        }
-        Database::Postgres(db) => {
-            db.read_with(|conn| f(&mut PgSoul::new(conn)).map_err(UseCaseError::from))
-        }
+    let f = |store: &mut dyn SoulStore| f(store).map_err(UseCaseError::from);
+    match (app.store.database(), access) {
+        (Database::Sqlite(db), Access::Write) => db.write_with(|tx| f(&mut SqliteSoul::new(tx))),
+        (Database::Sqlite(db), Access::Read) => db.read_with(|c| f(&mut SqliteSoul::new(c))),
+        (Database::Postgres(db), Access::Write) => db.write_with(|tx| f(&mut PgSoul::new(tx))),
+        (Database::Postgres(db), Access::Read) => db.read_with(|c| f(&mut PgSoul::new(c))),
     }
 }
 
@@ -86,7 +79,7 @@ fn write<T>(
     f: impl FnOnce(&mut dyn SoulStore) -> Result<T, SoulError>,
 ) -> UseCaseResult<T> {
     ensure(app)?;
-    in_transaction(app, f)
+    on_database(app, Access::Write, f)
 }
 
 /// Runs `f` on a read connection, once SOUL is ready.
@@ -95,7 +88,7 @@ pub fn read<T>(
     f: impl FnOnce(&mut dyn SoulStore) -> Result<T, SoulError>,
 ) -> UseCaseResult<T> {
     ensure(app)?;
-    on_reader(app, f)
+    on_database(app, Access::Read, f)
 }
 
 fn now() -> i64 {
@@ -119,10 +112,10 @@ fn failed(e: UseCaseError, what: &'static str) -> UseCaseError {
 }
 
 fn prepare(app: &App) -> UseCaseResult<()> {
-    if on_reader(app, |s| s.ready())? {
+    if on_database(app, Access::Read, |s| s.ready())? {
         return Ok(());
     }
-    in_transaction(app, |s| s.init())
+    on_database(app, Access::Write, |s| s.init())
 }
 
 /// SOUL's part of mira's status.
@@ -149,8 +142,8 @@ pub fn state(app: &App) -> SoulState {
     } else {
         None
     };
-    let overview =
-        on_reader(app, |s| s.overview()).map_err(|e| failed(e, "cannot read SOUL's tables"));
+    let overview = on_database(app, Access::Read, |s| s.overview())
+        .map_err(|e| failed(e, "cannot read SOUL's tables"));
     let overview = match overview {
         Ok(o) => o,
         Err(e) => {
