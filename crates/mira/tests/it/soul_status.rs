@@ -104,11 +104,10 @@ fn cannot_start(db: &Db) {
         "{}",
         text(&s)
     );
+    let stderr = c.stderr_with("SOUL failed to initialise");
     assert!(
-        c.stderr().contains("SOUL failed to initialise")
-            && c.stderr().contains("schema version 99"),
-        "{}",
-        c.stderr()
+        stderr.contains("SOUL failed to initialise") && stderr.contains("schema version 99"),
+        "{stderr}"
     );
     c.close();
 }
