@@ -126,7 +126,7 @@ impl dyn SoulStore + '_ {
         Ok(Some(found))
     }
 
-    /// Whether SOUL's tables are there at this build's version (false: [`init`](Self::init)
+    /// Whether SOUL's tables are there at this build's version (false: `init`
     /// must run first). Reads only; fails like `init` on a newer schema.
     pub fn ready(&mut self) -> Result<bool, SoulError> {
         Ok(self.schema_version()? == Some(SCHEMA_VERSION))

@@ -143,9 +143,9 @@ impl PgStore {
         self.write_with(f)
     }
 
-    /// [`PgStore::write`] for callers with their own error type and SQL (SOUL's tables): `f`
-    /// runs inside one transaction (its advisory locks last until it ends), committed when it
-    /// returns `Ok`; an error of `f` rolls it back and is returned unchanged.
+    /// Runs `f`, with its own SQL and error type (SOUL's tables), in one transaction on a pooled
+    /// connection (its advisory locks last until it ends), committed when it returns `Ok`; an
+    /// error of `f` rolls it back and is returned unchanged.
     pub fn write_with<T, E: From<StoreError>>(
         &self,
         f: impl FnOnce(&mut postgres::Client) -> std::result::Result<T, E>,
@@ -170,7 +170,8 @@ impl PgStore {
         self.read_with(f)
     }
 
-    /// [`PgStore::read`] for callers with their own error type and SQL (SOUL's tables).
+    /// Runs `f`, with its own SQL and error type (SOUL's tables), on a pooled connection (each
+    /// statement sees every commit before it).
     pub fn read_with<T, E: From<StoreError>>(
         &self,
         f: impl FnOnce(&mut postgres::Client) -> std::result::Result<T, E>,
