@@ -359,17 +359,6 @@ pub fn extract(content: &str, memory_type: MemoryType, min_entity_len: usize) ->
     }
 }
 
-/// Builds every extraction regex now (type, entities, fingerprint, tags, causal cues): about
-/// 100 ms of CPU once per process, which the first [`extract`] would otherwise pay.
-pub fn warm_up() {
-    const SAMPLE: &str = "We decided to use Redis rather than Memcached because of speed. Owner: \
-                          Jean, by 2024-04-15; approved by Marie. Update: the limit is now 500.";
-    let memory_type = crate::classify::classify(SAMPLE);
-    let fingerprint = extract(SAMPLE, memory_type, 2);
-    crate::tags::extract_tags(SAMPLE, &fingerprint);
-    crate::causal::detect_cues(SAMPLE);
-}
-
 /// `text` without its parenthesised or bracketed remarks ("MySQL (not ACID)" → "MySQL ").
 fn without_parentheses(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -1257,15 +1246,6 @@ mod tests {
         ];
         assert!(fields.iter().flatten().all(|s| s.chars().count() <= 200));
         assert_eq!(f.decision.as_deref(), Some("PostgreSQL"));
-    }
-
-    #[test]
-    fn warm_up_builds_everything() {
-        warm_up();
-        assert_eq!(
-            fp(SEED, MemoryType::Decision).decision.as_deref(),
-            Some("PostgreSQL")
-        );
     }
 
     #[test]

@@ -85,6 +85,10 @@ impl App {
     ) -> Result<App> {
         let dir = config.storage_dir();
         ensure_writable_dir(&dir)?;
+        // Detached: it only fills process-wide caches, and ends in well under a second.
+        let _ = std::thread::Builder::new()
+            .name("mira-warm-up".into())
+            .spawn(mira_core::warm_up);
         let store = open_store(&config)?;
         tracing::info!(
             "mira {}: database {} (config: {})",

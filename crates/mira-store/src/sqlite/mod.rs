@@ -18,6 +18,7 @@ pub use search::fts_query;
 pub use vector::{decode_vector, encode_vector};
 
 use crate::{Result, StoreError};
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -84,8 +85,17 @@ fn check_pragma_word(name: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
+/// Turns on SQLite's query planner stability guarantee: plans never depend on bound values, so a
+/// cached statement is not re-prepared each time it is bound anew (without it, a `LIMIT ?` or a
+/// text compared with a parameter made every call of such a statement compile it again).
+fn stable_plans(conn: &Connection) -> Result<()> {
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    Ok(())
+}
+
 fn configure(conn: &Connection, opts: &SqliteOptions, path: &Path) -> Result<()> {
     conn.busy_timeout(opts.busy_timeout)?;
+    stable_plans(conn)?;
     check_pragma_word("journal_mode", &opts.journal_mode)?;
     check_pragma_word("synchronous", &opts.synchronous)?;
     check_pragma_word("temp_store", &opts.temp_store)?;
@@ -220,6 +230,7 @@ impl SqliteStore {
                     | OpenFlags::SQLITE_OPEN_URI,
             )?;
             conn.busy_timeout(opts.busy_timeout)?;
+            stable_plans(&conn)?;
             conn.execute_batch(&format!(
                 "PRAGMA foreign_keys = ON; PRAGMA cache_size = {}; PRAGMA mmap_size = {};",
                 opts.cache_size, opts.mmap_size

@@ -202,12 +202,11 @@ impl Calls {
         &self.app
     }
 
-    /// Starts loading the embedding model and the token counter in the background, so that the
-    /// first store or recall does not pay for it.
+    /// Starts loading the embedding model in the background, so that the first store or recall
+    /// does not pay for it (the rule sets are built when the [`App`] opens).
     pub fn warm_up(&self) {
         let calls = self.clone();
         tokio::spawn(async move { calls.model_ready().await });
-        tokio::task::spawn_blocking(mira_core::tokens::warm_up);
     }
 
     /// Waits until the model is loaded (loading it if nobody is). A failure is logged and not

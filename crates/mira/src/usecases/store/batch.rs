@@ -2,9 +2,10 @@
 //! threads in a pipeline, one window of requests at a time.
 //!
 //! 1. **prepare** (own thread): validation, redaction, type, fingerprint, tags, token counts;
-//! 2. **embed** (the calling thread): skips what the database already has, then embeds the
-//!    window's texts in one call, which sorts them by token count so that each forward pass
-//!    pads little;
+//! 2. **embed** (the calling thread, and one thread per window in flight): skips what the
+//!    database already has, then embeds the window's texts in one call, which sorts them by
+//!    token count so that each forward pass pads little; the next window is submitted while
+//!    this one is still embedding, so the model threads do not idle between windows;
 //! 3. **write** (own thread): relates each memory in input order to the earlier ones, those of
 //!    the database and those of the batch not yet written ([`Unwritten`]), then writes the
 //!    window in one transaction.
@@ -23,6 +24,8 @@ use mira_embed::Embedder;
 use mira_store::NewMemory;
 use std::collections::HashMap;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
+use std::thread::{Scope, ScopedJoinHandle};
 
 /// Requests per window: the texts sorted together for embedding, and written in one
 /// transaction.
@@ -100,8 +103,18 @@ fn prepare_windows(
     }
 }
 
+/// A window whose embedding is under way: the answers already known (invalid requests, copies
+/// of stored memories), the requests handled once it is done, the thread embedding the rest.
+struct Started<'s> {
+    answers: Vec<Answer>,
+    handled: usize,
+    embedding: ScopedJoinHandle<'s, anyhow::Result<Embedded>>,
+}
+
 /// Stage 2: answers invalid requests and duplicates of stored memories, embeds the rest (no
-/// vector without a model installed); reports the requests handled after each window.
+/// vector without a model installed) and hands the windows on in order; reports the requests
+/// handled after each window. The next window's embedding starts before this one's ends, so
+/// the model threads never wait for a window's tokenization or for its last, longest pass.
 fn embed_windows(
     app: &App,
     input: Receiver<Vec<(usize, UseCaseResult<Prepared>)>>,
@@ -113,9 +126,41 @@ fn embed_windows(
         Ok(e) => e,
         Err(e) => return (answers, Some(e)),
     };
+    std::thread::scope(|s| {
+        let (started_tx, started) = sync_channel(1);
+        s.spawn(move || start_windows(app, s, embedder, input, started_tx));
+        for window in started {
+            answers.extend(window.answers);
+            let embedded = match window.embedding.join() {
+                Ok(Ok(embedded)) => embedded,
+                Ok(Err(e)) => return (answers, Some(e)),
+                Err(_) => {
+                    let e = anyhow::anyhow!("an embedding thread panicked");
+                    return (answers, Some(e));
+                }
+            };
+            if out.send(embedded).is_err() {
+                break;
+            }
+            progress(window.handled);
+        }
+        (answers, None)
+    })
+}
+
+/// Starts embedding each window on a thread of its own, in order; stops when the next stage
+/// has.
+fn start_windows<'s>(
+    app: &'s App,
+    s: &'s Scope<'s, '_>,
+    embedder: Option<Arc<dyn Embedder>>,
+    input: Receiver<Vec<(usize, UseCaseResult<Prepared>)>>,
+    out: SyncSender<Started<'s>>,
+) {
     let mut handled = 0;
     for window in input {
         handled += window.len();
+        let mut answers = Vec::new();
         let mut fresh = Vec::with_capacity(window.len());
         for (i, prepared) in window {
             match prepared.and_then(|p| Ok((duplicate(app, &p)?, p))) {
@@ -124,28 +169,37 @@ fn embed_windows(
                 Err(e) => answers.push((i, Err(e))),
             }
         }
-        let texts: Vec<&str> = fresh
-            .iter()
-            .map(|(_, p)| p.memory.content.as_str())
-            .collect();
-        let vectors = match &embedder {
-            Some(e) => match e.embed_batch(&texts).context("embedding failed") {
-                Ok(v) => v,
-                Err(e) => return (answers, Some(e)),
-            },
-            None => vec![Vec::new(); texts.len()],
+        let embedder = embedder.clone();
+        let embedding = s.spawn(move || embed(embedder.as_deref(), fresh));
+        let started = Started {
+            answers,
+            handled,
+            embedding,
         };
-        let embedded = fresh
-            .into_iter()
-            .zip(vectors)
-            .map(|((i, p), v)| (i, p, v))
-            .collect();
-        if out.send(embedded).is_err() {
-            break;
+        if out.send(started).is_err() {
+            return;
         }
-        progress(handled);
     }
-    (answers, None)
+}
+
+/// The vectors of `fresh` (empty ones without a model), each beside its request.
+fn embed(
+    embedder: Option<&dyn Embedder>,
+    fresh: Vec<(usize, Prepared)>,
+) -> anyhow::Result<Embedded> {
+    let texts: Vec<&str> = fresh
+        .iter()
+        .map(|(_, p)| p.memory.content.as_str())
+        .collect();
+    let vectors = match embedder {
+        Some(e) => e.embed_batch(&texts).context("embedding failed")?,
+        None => vec![Vec::new(); texts.len()],
+    };
+    Ok(fresh
+        .into_iter()
+        .zip(vectors)
+        .map(|((i, p), v)| (i, p, v))
+        .collect())
 }
 
 /// Stage 3: relates and writes each window in input order, one transaction per window holding
@@ -192,6 +246,8 @@ impl Writer {
         let mut tx = app
             .store
             .begin_store(&wings.iter().map(String::as_str).collect::<Vec<_>>())?;
+        self.unwritten
+            .read_committed(app, &*tx, window.iter().map(|(_, p, _)| p))?;
         for (i, p, v) in window {
             let key = (p.memory.wing.clone(), p.content_hash.clone());
             if let Some(first) = self.written.get(&key) {

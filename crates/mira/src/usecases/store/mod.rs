@@ -332,7 +332,9 @@ pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
         }
         return Ok(dup);
     }
-    let (new, outcome) = new_memory(app, &*tx, p, embedding, &Unwritten::default())?;
+    let mut earlier = Unwritten::default();
+    earlier.read_committed(app, &*tx, [&p])?;
+    let (new, outcome) = new_memory(app, &*tx, p, embedding, &earlier)?;
     tx.insert(std::slice::from_ref(&new))?;
     tx.commit()?;
     app.sync_index();

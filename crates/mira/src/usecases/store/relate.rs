@@ -1,7 +1,9 @@
 //! How a new memory relates to the earlier ones of its wing: causal links, near duplicate,
 //! updates by slot, the memory a retraction request names. Earlier memories are those in the
 //! database and those of the same batch not yet written ([`Unwritten`]), so a batch relates
-//! its memories exactly as the same stores one by one would, whatever its size.
+//! its memories exactly as the same stores one by one would, whatever its size. The committed
+//! ones are read once per write transaction ([`Unwritten::read_committed`]), not once per
+//! memory: under the wing's lock nothing but the batch itself changes them.
 
 use super::{LinkOutcome, Prepared, UseCaseResult};
 use crate::App;
@@ -10,8 +12,8 @@ use mira_core::memory::{Memory, MemoryId, RelationType};
 use mira_core::tags::{Tag, TagKind};
 use mira_core::{lexical, retract, slots};
 use mira_store::index::unit_cosine;
-use mira_store::{MemoryReads, NewMemory, Parts, Scope};
-use std::collections::{BTreeMap, HashSet};
+use mira_store::{MemoryReads, NewMemory, Parts, Scope, StoredMemory};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// A memory of the batch being written, as relating the next ones needs it.
 struct UnwrittenMemory {
@@ -24,16 +26,79 @@ struct UnwrittenMemory {
     slots: Vec<slots::Slot>,
 }
 
+/// The committed memories of one wing that the memories of a write transaction may relate to:
+/// the most recent ones created at or after `since` (the earliest horizon among them), newest
+/// first, with their entities.
+struct Committed {
+    since: i64,
+    memories: Vec<(StoredMemory, Vec<String>)>,
+}
+
 /// The memories of a batch that are related but not yet committed, and what they did to
-/// earlier memories (superseded, retracted).
+/// earlier memories (superseded, retracted); and the committed memories they relate to.
 #[derive(Default)]
 pub(super) struct Unwritten {
     memories: Vec<UnwrittenMemory>,
     superseded: HashSet<MemoryId>,
     archived: HashSet<MemoryId>,
+    committed: HashMap<String, Committed>,
 }
 
 impl Unwritten {
+    /// Reads, once for all of `prepared`, the committed memories of their wings that relating
+    /// them may look at (see [`relate`]); `reads` must be the write transaction they will be
+    /// written in, holding their wings' lock.
+    pub(super) fn read_committed<'a>(
+        &mut self,
+        app: &App,
+        reads: &dyn MemoryReads,
+        prepared: impl IntoIterator<Item = &'a Prepared>,
+    ) -> UseCaseResult<()> {
+        let mut horizons: BTreeMap<&str, i64> = BTreeMap::new();
+        for p in prepared {
+            let since = horizon(app, &p.memory);
+            horizons
+                .entry(&p.memory.wing)
+                .and_modify(|h| *h = (*h).min(since))
+                .or_insert(since);
+        }
+        let lookback = app.config.extraction.causal_lookback;
+        for (wing, since) in horizons {
+            let memories = reads
+                .recent_in_wing(wing, since, lookback)?
+                .into_iter()
+                .map(|r| {
+                    let entities = entities(&r.tags);
+                    (r, entities)
+                })
+                .collect();
+            self.committed
+                .insert(wing.to_owned(), Committed { since, memories });
+        }
+        Ok(())
+    }
+
+    /// The committed memories of `wing` created at or after `since`, newest first, at most the
+    /// lookback: a prefix of those read for the transaction, whose horizon is no later.
+    fn committed(
+        &self,
+        wing: &str,
+        since: i64,
+    ) -> UseCaseResult<impl Iterator<Item = &(StoredMemory, Vec<String>)> + '_> {
+        let c = self
+            .committed
+            .get(wing)
+            .filter(|c| c.since <= since)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "the earlier memories of wing '{wing}' were not read before relating"
+                )
+            })?;
+        Ok(c.memories
+            .iter()
+            .take_while(move |(r, _)| r.memory.created_at.timestamp_millis() >= since))
+    }
+
     /// Records a memory about to be written with the rest of its batch.
     pub(super) fn add(&mut self, new: &NewMemory) {
         let m = &new.memory;
@@ -54,7 +119,8 @@ impl Unwritten {
         self.archived.extend(new.retracts.iter().copied());
     }
 
-    /// Forgets the memories once they are committed (the database has them now).
+    /// Forgets the memories once they are committed (the database has them now), and the
+    /// committed ones read for them.
     pub(super) fn clear(&mut self) {
         *self = Unwritten::default();
     }
@@ -88,6 +154,13 @@ struct Earlier<'a> {
     entities: &'a [String],
 }
 
+/// The earliest creation time (unix ms) of the memories `m` may be linked to: `causal_max_days`
+/// before it.
+fn horizon(app: &App, m: &Memory) -> i64 {
+    let days = app.config.extraction.causal_max_days as i64;
+    (m.created_at - chrono::Duration::days(days)).timestamp_millis()
+}
+
 /// Causal links and near-duplicate detection against the `causal_lookback` most recent earlier
 /// memories of the wing (within `causal_max_days`), written or not. Without an embedding (no
 /// model installed) only the updates found by slots are linked: the others need similarity.
@@ -105,16 +178,8 @@ pub(super) fn relate(
         ));
     }
     let x = &app.config.extraction;
-    let since =
-        (p.memory.created_at - chrono::Duration::days(x.causal_max_days as i64)).timestamp_millis();
-    let stored: Vec<_> = reads
-        .recent_in_wing(&p.memory.wing, since, x.causal_lookback)?
-        .into_iter()
-        .map(|r| {
-            let entities = entities(&r.tags);
-            (r, entities)
-        })
-        .collect();
+    let since = horizon(app, &p.memory);
+    let stored = batch.committed(&p.memory.wing, since)?;
     // Unwritten memories were stored after every row of the database: among equal times they
     // come first, as the database orders by time then by insertion, newest first.
     let mut recent: Vec<Earlier<'_>> = batch
@@ -128,7 +193,6 @@ pub(super) fn relate(
         })
         .chain(
             stored
-                .iter()
                 .filter(|(r, _)| !batch.archived.contains(&r.memory.id))
                 .filter_map(|(r, entities)| {
                     Some(Earlier {
