@@ -259,6 +259,19 @@ impl StdioClient {
             .clone()
     }
 
+    /// The server's stderr once it contains `text` (its lines are read on another thread than
+    /// its answers), or as it is after [`ANSWER_TIMEOUT`].
+    pub fn stderr_with(&self, text: &str) -> String {
+        let deadline = Instant::now() + ANSWER_TIMEOUT;
+        loop {
+            let now = self.stderr();
+            if now.contains(text) || Instant::now() > deadline {
+                return now;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// The next message within `timeout`, or `None` (also once the server is gone).
     pub fn next_message(&mut self, timeout: Duration) -> Option<Value> {
         self.messages.recv_timeout(timeout).ok().map(|(_, v)| v)
@@ -331,7 +344,16 @@ impl HttpServer {
     /// Starts `mira <args>` (an HTTP server) and waits until it names the first URL it serves
     /// on stderr.
     pub fn spawn(dir: &Path, args: &[&str]) -> HttpServer {
-        let mut child = mira_command(dir, args)
+        HttpServer::spawn_command(mira_command(dir, args))
+    }
+
+    /// [`HttpServer::spawn`] of `cmd` (built by [`mira_command`], e.g. with more environment).
+    pub fn spawn_command(mut cmd: Command) -> HttpServer {
+        let args: Vec<_> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
