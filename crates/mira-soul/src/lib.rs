@@ -13,7 +13,8 @@
 //! - [`drift`]: how far two identities are apart (traits gained or lost, leanings reversed),
 //!   per dimension, against a threshold.
 //! - [`patch`]: explicit edits and natural-language directives.
-//! - [`storage`]: SOUL's own tables in mira's SQLite file (see there for the design).
+//! - [`storage`]: SOUL's own tables in mira's database, SQLite or PostgreSQL, behind one
+//!   interface ([`storage::SoulStore`]; see there for the design).
 //! - [`service`]: the eight operations; [`render`]: their text answers.
 //!
 //! Everything but [`storage`] and [`service`] is pure. Time is passed in (unix ms).
@@ -83,9 +84,12 @@ pub enum SoulError {
     /// The agent (or model) has no data; the message says how to get some.
     #[error("{0}")]
     NotFound(String),
-    /// The database failed.
+    /// The SQLite database failed.
     #[error("SOUL storage")]
-    Database(#[from] rusqlite::Error),
+    Sqlite(#[from] rusqlite::Error),
+    /// The PostgreSQL database failed.
+    #[error("SOUL storage")]
+    Postgres(#[from] postgres::Error),
     /// The stored data cannot be used: what is wrong, and the error behind it when there is one.
     #[error("SOUL storage: {what}")]
     Storage {

@@ -1,16 +1,17 @@
-//! The eight SOUL operations, over a connection: capture, recall, drift, swap, status,
-//! history, update and patch. Each validates its request (errors say how to fix it), reads
-//! and writes through [`crate::storage`], and returns an outcome that [`crate::render`]
-//! turns into the tool's text.
+//! The eight SOUL operations, over a [`SoulStore`] (SQLite or PostgreSQL, the same code):
+//! capture, recall, drift, swap, status, history, update and patch. Each validates its request
+//! (errors say how to fix it), reads and writes through [`crate::storage`], and returns an
+//! outcome that [`crate::render`] turns into the tool's text. The operations that write take
+//! the agent's lock first ([`SoulStore::lock_agent`]), so that concurrent writers for one
+//! agent make consecutive versions.
 
 use crate::drift::{compare, DriftReport};
 use crate::extract::{extract, ObservedTrait};
 use crate::merge::{diff, merge, Diff};
 use crate::model::Identity;
 use crate::patch::{apply, parse_directive, Patch};
-use crate::storage::{self, ObservationRecord, Swap};
+use crate::storage::{ObservationRecord, SoulStore, Swap};
 use crate::{Settings, SoulError};
-use rusqlite::Connection;
 use serde::Serialize;
 
 /// Longest accepted conversation, in characters.
@@ -45,6 +46,17 @@ pub fn check_id(name: &str, value: &str) -> Result<String, SoulError> {
         )));
     }
     Ok(v.to_owned())
+}
+
+/// Checks free text stored as given (a session id, a reason): no NUL character, which
+/// PostgreSQL cannot store in text.
+fn check_text(name: &str, value: &str) -> Result<(), SoulError> {
+    if value.contains('\0') {
+        return Err(SoulError::Invalid(format!(
+            "{name} contains a NUL character (U+0000): remove it"
+        )));
+    }
+    Ok(())
 }
 
 fn not_found(agent: &str) -> SoulError {
@@ -115,7 +127,7 @@ pub struct CaptureOutcome {
 
 /// Extracts observations from a conversation and merges them into a new version.
 pub fn capture(
-    conn: &Connection,
+    store: &mut dyn SoulStore,
     s: &Settings,
     req: &CaptureRequest,
     now: i64,
@@ -142,6 +154,9 @@ pub fn capture(
             ));
         }
     }
+    if let Some(session) = &req.session_id {
+        check_text("session_id", session)?;
+    }
     let obs = extract(&req.conversation);
     if obs.is_empty() {
         return Err(SoulError::Invalid(format!(
@@ -149,7 +164,8 @@ pub fn capture(
             obs.sentences
         )));
     }
-    let previous = storage::latest(conn, &agent)?;
+    store.lock_agent(&agent)?;
+    let previous = store.latest(&agent)?;
     let base = previous
         .clone()
         .unwrap_or_else(|| Identity::neutral(&agent, &model, now));
@@ -158,9 +174,8 @@ pub fn capture(
     if req.behavioral_metrics.is_some() {
         next.behavioral_metrics = req.behavioral_metrics.clone();
     }
-    storage::insert(conn, &next, keep(s))?;
-    storage::insert_observation(
-        conn,
+    store.insert(&next, keep(s))?;
+    store.insert_observation(
         &ObservationRecord {
             agent: &agent,
             model: &model,
@@ -229,7 +244,7 @@ pub struct RecallOutcome {
 
 /// The identity prompt of an agent within a budget.
 pub fn recall(
-    conn: &Connection,
+    store: &mut dyn SoulStore,
     s: &Settings,
     req: &RecallRequest,
 ) -> Result<RecallOutcome, SoulError> {
@@ -241,7 +256,7 @@ pub fn recall(
         crate::prompt::MIN_BUDGET as i64,
         MAX_BUDGET,
     )? as usize;
-    let id = storage::latest(conn, &agent)?.ok_or_else(|| not_found(&agent))?;
+    let id = store.latest(&agent)?.ok_or_else(|| not_found(&agent))?;
     let context = req.context.as_deref().filter(|c| !c.trim().is_empty());
     let p = crate::prompt::identity_prompt(&id, budget, context, s.min_observations_for_trait);
     Ok(RecallOutcome {
@@ -310,13 +325,13 @@ pub struct DriftOutcome {
 /// The identity observed under `model`: its latest `window` observations merged into a
 /// neutral identity.
 pub fn observed_profile(
-    conn: &Connection,
+    store: &mut dyn SoulStore,
     s: &Settings,
     agent: &str,
     model: &str,
     window: usize,
 ) -> Result<(Identity, usize), SoulError> {
-    let list = storage::observations(conn, agent, model, window)?;
+    let list = store.observations(agent, model, window)?;
     let mut id = Identity::neutral(agent, model, 0);
     for o in &list {
         merge(&mut id, o, s.min_trait_confidence, 0);
@@ -326,7 +341,7 @@ pub fn observed_profile(
 
 /// Drift between the last `window` versions, or between two models.
 pub fn drift(
-    conn: &Connection,
+    store: &mut dyn SoulStore,
     s: &Settings,
     req: &DriftRequest,
 ) -> Result<DriftOutcome, SoulError> {
@@ -353,10 +368,10 @@ pub fn drift(
         (Some(f), Some(t)) => {
             let f = check_id("from_model", f)?;
             let t = check_id("to_model", t)?;
-            let (a, na) = observed_profile(conn, s, &agent, &f, window as usize)?;
-            let (b, nb) = observed_profile(conn, s, &agent, &t, window as usize)?;
+            let (a, na) = observed_profile(store, s, &agent, &f, window as usize)?;
+            let (b, nb) = observed_profile(store, s, &agent, &t, window as usize)?;
             if na == 0 || nb == 0 {
-                let models = storage::observed_models(conn, &agent)?;
+                let models = store.observed_models(&agent)?;
                 let known = if models.is_empty() {
                     "none yet: capture conversations with model_id set".to_owned()
                 } else {
@@ -383,7 +398,7 @@ pub fn drift(
             ))
         }
         (None, None) => {
-            let versions = storage::history(conn, &agent, window as usize + 1)?;
+            let versions = store.history(&agent, window as usize + 1)?;
             if versions.len() < 2 {
                 return Ok(outcome(None, None));
             }
@@ -432,7 +447,7 @@ pub struct SwapOutcome {
 /// `auto_reinforce`, a new version is stored in which the established traits (confidence
 /// > 0.7) are reinforced ×1.1 (capped at 1), as the reference did.
 pub fn swap(
-    conn: &Connection,
+    store: &mut dyn SoulStore,
     s: &Settings,
     agent_id: &str,
     from_model: &str,
@@ -447,13 +462,14 @@ pub fn swap(
             "from_model and to_model are both '{from}': a swap needs the previous and the new model"
         )));
     }
-    let current = storage::latest(conn, &agent)?.ok_or_else(|| {
+    store.lock_agent(&agent)?;
+    let current = store.latest(&agent)?.ok_or_else(|| {
         SoulError::NotFound(format!(
             "no identity found for agent {agent}, cannot reinforce: capture one first with soul_capture"
         ))
     })?;
-    let (a, na) = observed_profile(conn, s, &agent, &from, s.drift_window)?;
-    let (b, nb) = observed_profile(conn, s, &agent, &to, s.drift_window)?;
+    let (a, na) = observed_profile(store, s, &agent, &from, s.drift_window)?;
+    let (b, nb) = observed_profile(store, s, &agent, &to, s.drift_window)?;
     let drift = (na > 0 && nb > 0).then(|| compare(&a, &b, s.drift_threshold, true));
     let identity = if s.auto_reinforce {
         let mut next = current.derive(&to, &format!("model swap {from} -> {to}"), now);
@@ -461,7 +477,7 @@ pub fn swap(
             t.confidence = (t.confidence * 1.1).min(1.0);
         }
         next.refresh();
-        storage::insert(conn, &next, keep(s))?;
+        store.insert(&next, keep(s))?;
         next
     } else {
         current
@@ -473,7 +489,7 @@ pub fn swap(
         reinforced: s.auto_reinforce,
         drift: drift.as_ref().map(|d| d.score),
     };
-    storage::insert_swap(conn, &agent, &record, Some(&identity.id))?;
+    store.insert_swap(&agent, &record, Some(&identity.id))?;
     let p = crate::prompt::reinforcement_prompt(
         &identity,
         &from,
@@ -566,12 +582,16 @@ pub struct StatusOutcome {
 }
 
 /// The current identity summary and version.
-pub fn status(conn: &Connection, s: &Settings, agent_id: &str) -> Result<StatusOutcome, SoulError> {
+pub fn status(
+    store: &mut dyn SoulStore,
+    s: &Settings,
+    agent_id: &str,
+) -> Result<StatusOutcome, SoulError> {
     let agent = check_id("agent_id", agent_id)?;
-    let versions = storage::history(conn, &agent, 4)?;
+    let versions = store.history(&agent, 4)?;
     let identity = versions.first().cloned();
     let drift = drift(
-        conn,
+        store,
         s,
         &DriftRequest {
             agent_id: agent.clone(),
@@ -584,10 +604,10 @@ pub fn status(conn: &Connection, s: &Settings, agent_id: &str) -> Result<StatusO
             .as_ref()
             .map(|i| crate::prompt::summary(i, s.min_observations_for_trait)),
         identity,
-        versions: storage::version_count(conn, &agent)?,
+        versions: store.version_count(&agent)?,
         recent: entries(&versions, 3),
-        models: storage::observed_models(conn, &agent)?,
-        last_swap: storage::latest_swap(conn, &agent)?,
+        models: store.observed_models(&agent)?,
+        last_swap: store.latest_swap(&agent)?,
         drift,
         agent_id: agent,
     })
@@ -606,17 +626,17 @@ pub struct HistoryOutcome {
 
 /// The latest `limit` versions with what changed at each.
 pub fn history(
-    conn: &Connection,
+    store: &mut dyn SoulStore,
     _s: &Settings,
     agent_id: &str,
     limit: Option<i64>,
 ) -> Result<HistoryOutcome, SoulError> {
     let agent = check_id("agent_id", agent_id)?;
     let limit = range("limit", limit, 10, 1, MAX_WINDOW)? as usize;
-    let versions = storage::history(conn, &agent, limit + 1)?;
+    let versions = store.history(&agent, limit + 1)?;
     Ok(HistoryOutcome {
         versions: entries(&versions, limit),
-        total: storage::version_count(conn, &agent)?,
+        total: store.version_count(&agent)?,
         agent_id: agent,
     })
 }
@@ -641,7 +661,7 @@ pub struct EditOutcome {
 }
 
 fn edit(
-    conn: &Connection,
+    store: &mut dyn SoulStore,
     s: &Settings,
     agent: &str,
     patch: &Patch,
@@ -654,7 +674,9 @@ fn edit(
             "the patch is empty: give at least one field to change (e.g. formality_level: 0.8, uses_emojis: false, add_catch_phrases: [\"…\"])".into(),
         ));
     }
-    let current = storage::latest(conn, agent)?;
+    check_text("reason", reason)?;
+    store.lock_agent(agent)?;
+    let current = store.latest(agent)?;
     let base = current.unwrap_or_else(|| Identity::neutral(agent, UNKNOWN_MODEL, now));
     let model = base.model_id.clone();
     let mut next = base.derive(&model, reason, now);
@@ -664,13 +686,13 @@ fn edit(
             "nothing would change: the identity already has these values (phrases to remove are absent)".into(),
         ));
     }
-    storage::insert(conn, &next, keep(s))?;
+    store.insert(&next, keep(s))?;
     Ok((next, changes))
 }
 
 /// Applies a natural-language directive ("be more concise", "stop using emojis").
 pub fn update(
-    conn: &Connection,
+    store: &mut dyn SoulStore,
     s: &Settings,
     agent_id: &str,
     directive: &str,
@@ -683,13 +705,14 @@ pub fn update(
             "directive is required: say what to change, e.g. \"be more concise\" or \"stop using emojis\"".into(),
         ));
     }
+    check_text("directive", directive)?;
     let patch = parse_directive(directive)?;
     let reason = reason
         .map(str::trim)
         .filter(|r| !r.is_empty())
         .map(str::to_owned)
         .unwrap_or_else(|| format!("user directive: {}", directive.trim()));
-    let (next, changes) = edit(conn, s, &agent, &patch, &reason, now)?;
+    let (next, changes) = edit(store, s, &agent, &patch, &reason, now)?;
     Ok(EditOutcome {
         agent_id: agent,
         version: next.version,
@@ -703,7 +726,7 @@ pub fn update(
 
 /// Applies an explicit patch.
 pub fn patch(
-    conn: &Connection,
+    store: &mut dyn SoulStore,
     s: &Settings,
     agent_id: &str,
     patch: &Patch,
@@ -716,7 +739,7 @@ pub fn patch(
         .filter(|r| !r.is_empty())
         .unwrap_or("explicit patch")
         .to_owned();
-    let (next, changes) = edit(conn, s, &agent, patch, &reason, now)?;
+    let (next, changes) = edit(store, s, &agent, patch, &reason, now)?;
     Ok(EditOutcome {
         agent_id: agent,
         version: next.version,

@@ -17,6 +17,17 @@ use mira_core::memory::{Memory, MemoryId};
 use mira_core::slots::Slot;
 use std::collections::HashMap;
 
+/// The database behind a store, for what keeps tables of its own in it (SOUL) and runs its
+/// own SQL there ([`SqliteStore::write_with`](crate::SqliteStore::write_with),
+/// [`PgStore::write_with`](crate::PgStore::write_with) and their `read_with`).
+#[derive(Debug, Clone, Copy)]
+pub enum Database<'a> {
+    /// One SQLite file.
+    Sqlite(&'a crate::SqliteStore),
+    /// A PostgreSQL database.
+    Postgres(&'a crate::PgStore),
+}
+
 /// Which database a store is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -76,8 +87,16 @@ pub type Visit = std::result::Result<bool, StoreError>;
 
 /// A mira database. Object safe: the application holds an `Arc<dyn MemoryStore>`.
 pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
+    /// The database behind this store.
+    fn database(&self) -> Database<'_>;
+
     /// Which database this is.
-    fn backend(&self) -> Backend;
+    fn backend(&self) -> Backend {
+        match self.database() {
+            Database::Sqlite(_) => Backend::Sqlite,
+            Database::Postgres(_) => Backend::Postgres,
+        }
+    }
 
     /// Where it is, for people: the file, or the URL without its password.
     fn location(&self) -> String;
@@ -242,15 +261,12 @@ pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
     /// The rows of `keys`: `(key, None)` for a key whose memory is archived or gone.
     fn rows_at(&self, keys: &[u64]) -> Result<Vec<(u64, Option<LiveRow>)>>;
 
-    /// The SQLite store behind this one, for what only SQLite has (SOUL's tables).
+    /// The SQLite store behind this one, if it is one.
     fn as_sqlite(&self) -> Option<&crate::SqliteStore> {
-        None
-    }
-
-    /// The PostgreSQL store behind this one, for what only PostgreSQL has (its full-text
-    /// ranking variants, [`crate::PgStore::text_search`]).
-    fn as_postgres(&self) -> Option<&crate::PgStore> {
-        None
+        match self.database() {
+            Database::Sqlite(s) => Some(s),
+            Database::Postgres(_) => None,
+        }
     }
 }
 

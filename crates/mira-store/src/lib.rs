@@ -20,7 +20,7 @@ mod sqlite;
 pub mod feed;
 pub mod index;
 
-pub use backend::{Backend, MemoryReads, MemoryStore, StoreTx, Visit};
+pub use backend::{Backend, Database, MemoryReads, MemoryStore, StoreTx, Visit};
 pub use dead_letters::DeadLetter;
 pub use edit::MemoryEdit;
 pub use error::StoreError;

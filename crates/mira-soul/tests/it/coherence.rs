@@ -6,6 +6,7 @@ use crate::service::{capture, db, CASUAL, FORMAL_1, FORMAL_2};
 use mira_soul::coherence::contradictions;
 use mira_soul::service::{self, RecallRequest};
 use mira_soul::statements::Source;
+use mira_soul::storage::SqliteSoul;
 use mira_soul::Settings;
 
 /// One agent per row: the conversations captured for it, in order.
@@ -88,17 +89,18 @@ Assistant: Subsequently, the change is promoted. It is essential to document it.
 
 #[test]
 fn no_prompt_of_the_table_contradicts_itself() {
-    let c = db();
+    let conn = db();
+    let c = &mut SqliteSoul::new(&conn);
     let s = Settings::default();
     assert!(TABLE.len() >= 10);
     let mut checked = 0;
     for (agent, conversations) in TABLE {
         for (i, text) in conversations.iter().enumerate() {
-            capture(&c, &s, agent, "m", text, i as i64 + 1);
+            capture(c, &s, agent, "m", text, i as i64 + 1);
         }
         for budget in [60, 100, 200, 1000] {
             let r = service::recall(
-                &c,
+                c,
                 &s,
                 &RecallRequest {
                     agent_id: (*agent).into(),
@@ -121,7 +123,7 @@ fn no_prompt_of_the_table_contradicts_itself() {
             );
             checked += 1;
         }
-        let st = service::status(&c, &s, agent).expect("status");
+        let st = service::status(c, &s, agent).expect("status");
         let summary = st.summary.expect("summary");
         let found = contradictions(&summary);
         assert!(found.is_empty(), "{agent} summary: {found:#?}\n{summary}");
@@ -131,10 +133,11 @@ fn no_prompt_of_the_table_contradicts_itself() {
 
 #[test]
 fn recall_keeps_the_observed_traits_before_any_default() {
-    let c = db();
+    let conn = db();
+    let c = &mut SqliteSoul::new(&conn);
     let s = Settings::default();
     let text = "Hello! I am curious and love digging into puzzles. Let me explain step by step.";
-    let o = capture(&c, &s, "ada", "m", text, 1);
+    let o = capture(c, &s, "ada", "m", text, 1);
     let traits: Vec<String> = o.traits.iter().map(|t| t.name.clone()).collect();
     assert!(
         traits.contains(&"curious".to_owned()) && traits.contains(&"patient".to_owned()),
@@ -142,7 +145,7 @@ fn recall_keeps_the_observed_traits_before_any_default() {
     );
     for budget in [60, 100, 200] {
         let r = service::recall(
-            &c,
+            c,
             &s,
             &RecallRequest {
                 agent_id: "ada".into(),

@@ -1,7 +1,8 @@
 //! The SOUL operations end to end on an in-memory database.
 
 use mira_soul::service::{self, CaptureRequest, DriftRequest, RecallRequest};
-use mira_soul::{storage, Dimension, Patch, Settings};
+use mira_soul::storage::{SoulStore, SqliteSoul};
+use mira_soul::{Dimension, Patch, Settings};
 use rusqlite::Connection;
 
 pub const FORMAL_1: &str = "User: Could you review the database design for the orders service?
@@ -22,13 +23,14 @@ Assistant: oh the cache? nah don't sweat it, it's super easy! just nuke it when 
 /// A fresh in-memory database with SOUL's tables.
 pub fn db() -> Connection {
     let c = Connection::open_in_memory().expect("db");
-    storage::init(&c).expect("init");
+    let store: &mut dyn SoulStore = &mut SqliteSoul::new(&c);
+    store.init().expect("init");
     c
 }
 
 /// Captures `text` for `agent` under `model`.
 pub fn capture(
-    c: &Connection,
+    c: &mut dyn SoulStore,
     s: &Settings,
     agent: &str,
     model: &str,
@@ -50,7 +52,7 @@ pub fn capture(
 }
 
 fn model_drift(
-    c: &Connection,
+    c: &mut dyn SoulStore,
     s: &Settings,
     agent: &str,
     a: &str,
@@ -73,12 +75,13 @@ fn model_drift(
 
 #[test]
 fn formal_and_casual_drift_on_the_voice_and_same_style_does_not() {
-    let c = db();
+    let conn = db();
+    let c = &mut SqliteSoul::new(&conn);
     let s = Settings::default();
-    capture(&c, &s, "a", "model-formal", FORMAL_1, 1000);
-    capture(&c, &s, "a", "model-casual", CASUAL, 2000);
-    capture(&c, &s, "a", "model-formal-2", FORMAL_2, 3000);
-    let r = model_drift(&c, &s, "a", "model-formal", "model-casual");
+    capture(c, &s, "a", "model-formal", FORMAL_1, 1000);
+    capture(c, &s, "a", "model-casual", CASUAL, 2000);
+    capture(c, &s, "a", "model-formal-2", FORMAL_2, 3000);
+    let r = model_drift(c, &s, "a", "model-formal", "model-casual");
     let voice = r
         .dimensions
         .iter()
@@ -89,7 +92,7 @@ fn formal_and_casual_drift_on_the_voice_and_same_style_does_not() {
         "{voice:?}"
     );
     assert!(r.significant);
-    let same = model_drift(&c, &s, "a", "model-formal", "model-formal-2");
+    let same = model_drift(c, &s, "a", "model-formal", "model-formal-2");
     assert!(!same.significant, "{same:#?}");
     assert!(same
         .dimensions
@@ -100,7 +103,7 @@ fn formal_and_casual_drift_on_the_voice_and_same_style_does_not() {
         drift_threshold: 0.6,
         ..Settings::default()
     };
-    let r = model_drift(&c, &lax, "a", "model-formal", "model-casual");
+    let r = model_drift(c, &lax, "a", "model-formal", "model-casual");
     let voice = r
         .dimensions
         .iter()
@@ -111,20 +114,21 @@ fn formal_and_casual_drift_on_the_voice_and_same_style_does_not() {
 
 #[test]
 fn versions_grow_and_recall_fits_the_budget() {
-    let c = db();
+    let conn = db();
+    let c = &mut SqliteSoul::new(&conn);
     let s = Settings::default();
-    let first = capture(&c, &s, "a", "m", FORMAL_1, 1000);
+    let first = capture(c, &s, "a", "m", FORMAL_1, 1000);
     assert_eq!(first.version, 1);
     assert!(!first.traits.is_empty());
     assert!(first
         .traits
         .iter()
         .all(|t| t.confidence >= s.min_trait_confidence));
-    assert_eq!(capture(&c, &s, "a", "m", FORMAL_2, 2000).version, 2);
-    assert_eq!(capture(&c, &s, "a", "m", FORMAL_1, 3000).version, 3);
+    assert_eq!(capture(c, &s, "a", "m", FORMAL_2, 2000).version, 2);
+    assert_eq!(capture(c, &s, "a", "m", FORMAL_1, 3000).version, 3);
     for budget in [30, 80, 200, 1000] {
         let r = service::recall(
-            &c,
+            c,
             &s,
             &RecallRequest {
                 agent_id: "a".into(),
@@ -137,7 +141,7 @@ fn versions_grow_and_recall_fits_the_budget() {
         assert_eq!(r.tokens, mira_core::tokens::count(&r.prompt));
     }
     let e = service::recall(
-        &c,
+        c,
         &s,
         &RecallRequest {
             agent_id: "a".into(),
@@ -148,7 +152,7 @@ fn versions_grow_and_recall_fits_the_budget() {
     .unwrap_err();
     assert!(e.to_string().contains("from 30 to 100000"), "{e}");
     let e = service::recall(
-        &c,
+        c,
         &s,
         &RecallRequest {
             agent_id: "ghost".into(),
@@ -160,7 +164,7 @@ fn versions_grow_and_recall_fits_the_budget() {
         e.to_string().contains("no identity found for agent ghost"),
         "{e}"
     );
-    let h = service::history(&c, &s, "a", Some(2)).expect("history");
+    let h = service::history(c, &s, "a", Some(2)).expect("history");
     assert_eq!(
         h.versions.iter().map(|v| v.version).collect::<Vec<_>>(),
         vec![3, 2]
@@ -171,13 +175,14 @@ fn versions_grow_and_recall_fits_the_budget() {
 
 #[test]
 fn stricter_threshold_stores_fewer_traits() {
-    let c = db();
-    let loose = capture(&c, &Settings::default(), "a", "m", FORMAL_1, 1);
+    let conn = db();
+    let c = &mut SqliteSoul::new(&conn);
+    let loose = capture(c, &Settings::default(), "a", "m", FORMAL_1, 1);
     let strict = Settings {
         min_trait_confidence: 0.6,
         ..Settings::default()
     };
-    let tight = capture(&c, &strict, "b", "m", FORMAL_1, 1);
+    let tight = capture(c, &strict, "b", "m", FORMAL_1, 1);
     assert!(
         tight.traits.len() < loose.traits.len(),
         "{} vs {}",
@@ -189,10 +194,11 @@ fn stricter_threshold_stores_fewer_traits() {
 
 #[test]
 fn swap_reinforces_and_names_the_strongest_traits() {
-    let c = db();
+    let conn = db();
+    let c = &mut SqliteSoul::new(&conn);
     let s = Settings::default();
-    capture(&c, &s, "a", "gpt-4", FORMAL_1, 1);
-    let o = service::swap(&c, &s, "a", "gpt-4", "claude-3", 2).expect("swap");
+    capture(c, &s, "a", "gpt-4", FORMAL_1, 1);
+    let o = service::swap(c, &s, "a", "gpt-4", "claude-3", 2).expect("swap");
     assert_eq!(o.version, 2);
     assert!(o.reinforced);
     assert!(!o.strongest_traits.is_empty());
@@ -200,15 +206,13 @@ fn swap_reinforces_and_names_the_strongest_traits() {
         assert!(o.prompt.contains(&format!("**{t}**")), "{t}: {}", o.prompt);
     }
     assert!(o.prompt.contains("Previous model: gpt-4"));
-    let last = storage::latest_swap(&c, "a")
-        .expect("swap row")
-        .expect("a swap");
+    let last = c.latest_swap("a").expect("swap row").expect("a swap");
     assert_eq!(
         (last.from_model.as_str(), last.to_model.as_str()),
         ("gpt-4", "claude-3")
     );
-    assert!(service::swap(&c, &s, "a", "x", "x", 3).is_err());
-    assert!(service::swap(&c, &s, "nobody", "x", "y", 3)
+    assert!(service::swap(c, &s, "a", "x", "x", 3).is_err());
+    assert!(service::swap(c, &s, "nobody", "x", "y", 3)
         .unwrap_err()
         .to_string()
         .contains("cannot reinforce"));
@@ -216,19 +220,20 @@ fn swap_reinforces_and_names_the_strongest_traits() {
         auto_reinforce: false,
         ..Settings::default()
     };
-    let o = service::swap(&c, &off, "a", "claude-3", "gpt-5", 4).expect("swap");
+    let o = service::swap(c, &off, "a", "claude-3", "gpt-5", 4).expect("swap");
     assert_eq!(o.version, 2, "no new version without auto_reinforce");
 }
 
 #[test]
 fn update_and_patch_make_versions_from_nothing() {
-    let c = db();
+    let conn = db();
+    let c = &mut SqliteSoul::new(&conn);
     let s = Settings::default();
-    let u = service::update(&c, &s, "u1", "be more formal", None, 1).expect("update");
+    let u = service::update(c, &s, "u1", "be more formal", None, 1).expect("update");
     assert_eq!(u.version, 1);
     assert_eq!(u.changes, vec!["formality_level: 0.50 → 0.85"]);
     let p = service::patch(
-        &c,
+        c,
         &s,
         "u1",
         &Patch {
@@ -240,15 +245,15 @@ fn update_and_patch_make_versions_from_nothing() {
     )
     .expect("patch");
     assert_eq!(p.version, 2);
-    assert!(service::patch(&c, &s, "u1", &Patch::default(), None, 3)
+    assert!(service::patch(c, &s, "u1", &Patch::default(), None, 3)
         .unwrap_err()
         .to_string()
         .contains("empty"));
-    assert!(service::update(&c, &s, "u1", "blah", None, 3).is_err());
-    let st = service::status(&c, &s, "u1").expect("status");
+    assert!(service::update(c, &s, "u1", "blah", None, 3).is_err());
+    let st = service::status(c, &s, "u1").expect("status");
     assert_eq!(st.versions, 2);
     assert!(st.summary.expect("summary").contains("professional"));
-    let none = service::status(&c, &s, "ghost").expect("status");
+    let none = service::status(c, &s, "ghost").expect("status");
     assert_eq!(
         mira_soul::render::status(&none),
         "=== SOUL STATUS: ghost ===\n\nNo identity captured yet.\n\nDrift: 0.000 (stable)\n"
@@ -257,47 +262,64 @@ fn update_and_patch_make_versions_from_nothing() {
 
 #[test]
 fn history_length_is_enforced_and_evolution_can_be_off() {
-    let c = db();
+    let conn = db();
+    let c = &mut SqliteSoul::new(&conn);
     let s = Settings {
         max_history_versions: 2,
         ..Settings::default()
     };
     for i in 0..4 {
-        capture(&c, &s, "a", "m", FORMAL_1, i);
+        capture(c, &s, "a", "m", FORMAL_1, i);
     }
-    assert_eq!(storage::version_count(&c, "a").expect("count"), 2);
+    assert_eq!(c.version_count("a").expect("count"), 2);
     let off = Settings {
         evolution_enabled: false,
         ..Settings::default()
     };
-    capture(&c, &off, "b", "m", FORMAL_1, 1);
-    capture(&c, &off, "b", "m", CASUAL, 2);
-    assert_eq!(storage::version_count(&c, "b").expect("count"), 1);
+    capture(c, &off, "b", "m", FORMAL_1, 1);
+    capture(c, &off, "b", "m", CASUAL, 2);
+    assert_eq!(c.version_count("b").expect("count"), 1);
 }
 
 #[test]
 fn capture_validation() {
-    let c = db();
+    let conn = db();
+    let c = &mut SqliteSoul::new(&conn);
     let s = Settings::default();
     let req = |agent: &str, text: &str| CaptureRequest {
         agent_id: agent.into(),
         conversation: text.into(),
         ..CaptureRequest::default()
     };
-    assert!(service::capture(&c, &s, &req(" ", "hi there"), 1)
+    assert!(service::capture(c, &s, &req(" ", "hi there"), 1)
         .unwrap_err()
         .to_string()
         .starts_with("agent_id is required"));
-    assert!(service::capture(&c, &s, &req("a", "  "), 1)
+    assert!(service::capture(c, &s, &req("a", "  "), 1)
         .unwrap_err()
         .to_string()
         .starts_with("conversation is required"));
     assert!(
-        service::capture(&c, &s, &req("a", "User: only the user talks here"), 1)
+        service::capture(c, &s, &req("a", "User: only the user talks here"), 1)
             .unwrap_err()
             .to_string()
             .contains("nothing about the agent")
     );
+    let nul = CaptureRequest {
+        session_id: Some("s\u{0}1".into()),
+        ..req("a", FORMAL_1)
+    };
+    assert_eq!(
+        service::capture(c, &s, &nul, 1).unwrap_err().to_string(),
+        "session_id contains a NUL character (U+0000): remove it"
+    );
+    assert_eq!(
+        service::update(c, &s, "a", "be more formal\u{0}", None, 1)
+            .unwrap_err()
+            .to_string(),
+        "directive contains a NUL character (U+0000): remove it"
+    );
+    assert_eq!(c.version_count("a").expect("count"), 0, "nothing stored");
 }
 
 /// The conversation of the issue, captured three times.
@@ -305,10 +327,11 @@ const STEADY: &str = "Assistant: I am analytical and methodical. I double-check 
 
 #[test]
 fn capturing_one_conversation_again_is_no_drift() {
-    let c = db();
+    let conn = db();
+    let c = &mut SqliteSoul::new(&conn);
     let s = Settings::default();
     let outs: Vec<service::CaptureOutcome> = (1..=3)
-        .map(|i| capture(&c, &s, "a", "m", STEADY, i))
+        .map(|i| capture(c, &s, "a", "m", STEADY, i))
         .collect();
     for o in &outs[1..] {
         let d = o.drift.as_ref().expect("checked after capture");
@@ -319,7 +342,7 @@ fn capturing_one_conversation_again_is_no_drift() {
     assert!(conf(&outs[2]) > conf(&outs[0]));
     // … is not drift, and the history says so.
     let r = service::drift(
-        &c,
+        c,
         &s,
         &DriftRequest {
             agent_id: "a".into(),
@@ -332,7 +355,7 @@ fn capturing_one_conversation_again_is_no_drift() {
         report.score < s.drift_threshold && !report.significant,
         "{report:#?}"
     );
-    let h = service::history(&c, &s, "a", None).expect("history");
+    let h = service::history(c, &s, "a", None).expect("history");
     let text = mira_soul::render::history(&h);
     for v in &h.versions[..2] {
         assert!(
@@ -345,10 +368,11 @@ fn capturing_one_conversation_again_is_no_drift() {
 
 #[test]
 fn a_new_style_between_versions_is_drift() {
-    let c = db();
+    let conn = db();
+    let c = &mut SqliteSoul::new(&conn);
     let s = Settings::default();
-    capture(&c, &s, "a", "m", FORMAL_1, 1);
-    let o = capture(&c, &s, "a", "m", CASUAL, 2);
+    capture(c, &s, "a", "m", FORMAL_1, 1);
+    let o = capture(c, &s, "a", "m", CASUAL, 2);
     let d = o.drift.expect("checked after capture");
     assert!(d.significant && d.score > s.drift_threshold, "{d:#?}");
     let traits = d

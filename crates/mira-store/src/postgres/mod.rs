@@ -148,11 +148,21 @@ impl PgStore {
 
     /// Runs `f` in one transaction on a pooled connection, committed when it returns `Ok`.
     fn write<T>(&self, f: impl FnOnce(&mut postgres::Client) -> Result<T>) -> Result<T> {
+        self.write_with(f)
+    }
+
+    /// Runs `f`, with its own SQL and error type (SOUL's tables), in one transaction on a pooled
+    /// connection (its advisory locks last until it ends), committed when it returns `Ok`; an
+    /// error of `f` rolls it back and is returned unchanged.
+    pub fn write_with<T, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&mut postgres::Client) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
         let mut conn = self.conn()?;
-        conn.batch_execute("BEGIN")?;
+        conn.batch_execute("BEGIN").map_err(StoreError::from)?;
         match f(&mut conn) {
             Ok(out) => {
-                conn.batch_execute("COMMIT")?;
+                conn.batch_execute("COMMIT").map_err(StoreError::from)?;
                 Ok(out)
             }
             Err(e) => {
@@ -165,6 +175,15 @@ impl PgStore {
 
     /// Runs `f` on a pooled connection (each statement sees every commit before it).
     fn read<T>(&self, f: impl FnOnce(&mut postgres::Client) -> Result<T>) -> Result<T> {
+        self.read_with(f)
+    }
+
+    /// Runs `f`, with its own SQL and error type (SOUL's tables), on a pooled connection (each
+    /// statement sees every commit before it).
+    pub fn read_with<T, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&mut postgres::Client) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
         let mut conn = self.conn()?;
         f(&mut conn)
     }

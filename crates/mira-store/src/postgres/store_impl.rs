@@ -3,7 +3,7 @@
 //! store into one of them waits for its commit, then reads what it wrote.
 
 use super::{dead_letters, lifecycle, migrations, read, search, write, Conn, PgStore, TextRank};
-use crate::backend::{Backend, MemoryReads, MemoryStore, StoreTx, Visit};
+use crate::backend::{Database, MemoryReads, MemoryStore, StoreTx, Visit};
 use crate::feed::{ChangeCursor, Changes, LiveRow};
 use crate::lifecycle::{ArchivePlan, ArchiveReport, DeleteCounts, DeleteScope, TimelineQuery};
 use crate::model::{
@@ -90,8 +90,8 @@ impl StoreTx for PgTx {
 }
 
 impl MemoryStore for PgStore {
-    fn backend(&self) -> Backend {
-        Backend::Postgres
+    fn database(&self) -> Database<'_> {
+        Database::Postgres(self)
     }
 
     fn location(&self) -> String {
@@ -293,9 +293,5 @@ impl MemoryStore for PgStore {
 
     fn rows_at(&self, keys: &[u64]) -> Result<Vec<(u64, Option<LiveRow>)>> {
         self.live_rows_at(keys)
-    }
-
-    fn as_postgres(&self) -> Option<&PgStore> {
-        Some(self)
     }
 }

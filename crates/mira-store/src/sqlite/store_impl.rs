@@ -3,7 +3,7 @@
 //! every process), so its wings are locked with everything else.
 
 use super::{dead_letters, lifecycle, migrations, read, search, write, SqliteStore};
-use crate::backend::{Backend, MemoryReads, MemoryStore, StoreTx, Visit};
+use crate::backend::{Database, MemoryReads, MemoryStore, StoreTx, Visit};
 use crate::feed::{ChangeCursor, Changes, LiveRow};
 use crate::lifecycle::{ArchivePlan, ArchiveReport, DeleteCounts, DeleteScope, TimelineQuery};
 use crate::model::{
@@ -98,8 +98,8 @@ impl StoreTx for SqliteTx<'_> {
 }
 
 impl MemoryStore for SqliteStore {
-    fn backend(&self) -> Backend {
-        Backend::Sqlite
+    fn database(&self) -> Database<'_> {
+        Database::Sqlite(self)
     }
 
     fn location(&self) -> String {
@@ -307,9 +307,5 @@ impl MemoryStore for SqliteStore {
 
     fn rows_at(&self, keys: &[u64]) -> Result<Vec<(u64, Option<LiveRow>)>> {
         self.live_rows_at(keys)
-    }
-
-    fn as_sqlite(&self) -> Option<&SqliteStore> {
-        Some(self)
     }
 }

@@ -44,9 +44,10 @@ pub fn transport(config: &McpConfig, http: Option<Option<&str>>) -> Result<Trans
 /// Serves MCP on `transport` until the client goes away (stdio: end of input) or the process
 /// is interrupted (Ctrl-C, SIGTERM), then saves the vector index.
 pub fn serve(app: Arc<App>, transport: Transport) -> Result<()> {
-    let served = app.clone();
+    // Built before the runtime starts: making SOUL's tables ready waits on the database, which
+    // the PostgreSQL client must not do on a runtime thread.
+    let server = MiraServer::new(app.clone());
     run_server(app, "mira-mcp", async move {
-        let server = MiraServer::new(served);
         server.warm_up();
         match transport {
             Transport::Stdio => stdio::serve(server).await,

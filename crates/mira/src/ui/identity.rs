@@ -38,9 +38,7 @@ pub fn identity(app: &App, agent: &str) -> UseCaseResult<IdentityView> {
     let status = soul::status(app, agent)?;
     let history = soul::history(app, &status.agent_id, Some(VERSIONS_SHOWN as i64))?;
     let threshold = soul::settings(&app.config.soul).drift_threshold;
-    let identities = soul::read(app, |c| {
-        mira_soul::storage::history(c, &status.agent_id, VERSIONS_SHOWN + 1)
-    })?;
+    let identities = soul::read(app, |c| c.history(&status.agent_id, VERSIONS_SHOWN + 1))?;
     let mut versions: Vec<VersionDrift> = history
         .versions
         .into_iter()

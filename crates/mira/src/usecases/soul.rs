@@ -2,25 +2,24 @@
 //! [`mira_soul::service`] over mira's database, shared by the `soul_*` MCP tools and
 //! `mira soul …`.
 //!
-//! Each operation runs in one write transaction (rolled back when it fails) or, when it only
-//! reads, on a read connection, after [`ensure`] has checked that SOUL's tables are ready
-//! (creating them the first time). When they cannot be (a newer SOUL schema, a read-only
-//! database), every operation fails with the cause, and [`state`] reports it in mira's status.
-//!
-//! SOUL's tables live in SQLite: on the PostgreSQL backend every operation fails with a message
-//! saying so ([`sqlite`]).
+//! SOUL's tables live in mira's database, whichever backend it is: SQLite or PostgreSQL
+//! (`storage.backend`), through [`mira_soul::storage::SqliteSoul`] or
+//! [`mira_soul::storage::PgSoul`]; the operations are the same code on both. Each runs in one
+//! write transaction (rolled back when it fails) or, when it only reads, on a read connection,
+//! after [`ensure`] has checked that SOUL's tables are ready (creating them the first time).
+//! When they cannot be (a newer SOUL schema, a read-only database), every operation fails with
+//! the cause, and [`state`] reports it in mira's status.
 
 use super::{UseCaseError, UseCaseResult};
 use crate::config::SoulConfig;
 use crate::App;
-use anyhow::Context;
 use mira_soul::service::{
     self, CaptureOutcome, CaptureRequest, DriftOutcome, DriftRequest, EditOutcome, HistoryOutcome,
     RecallOutcome, RecallRequest, StatusOutcome, SwapOutcome,
 };
+use mira_soul::storage::{PgSoul, SoulStore, SqliteSoul};
 use mira_soul::{Patch, Settings, SoulError};
-use mira_store::SqliteStore;
-use rusqlite::Connection;
+use mira_store::Database;
 use serde::Serialize;
 
 /// SOUL's settings from the `soul:` section of the config.
@@ -43,33 +42,53 @@ impl From<SoulError> for UseCaseError {
         match e {
             SoulError::Invalid(m) => UseCaseError::Invalid(m),
             SoulError::NotFound(m) => UseCaseError::NotFound(m),
-            SoulError::Database(_) | SoulError::Storage { .. } => {
+            SoulError::Sqlite(_) | SoulError::Postgres(_) | SoulError::Storage { .. } => {
                 UseCaseError::Internal(anyhow::Error::new(e))
             }
         }
     }
 }
 
-/// Why SOUL is not available on the PostgreSQL backend.
-pub const NEEDS_SQLITE: &str = "SOUL keeps its identities in SQLite and is not available with storage.backend: postgres; use the sqlite backend for SOUL, or turn it off (soul.enabled: false)";
+/// How an operation uses the database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// One write transaction, committed only when the operation succeeds.
+    Write,
+    /// A read connection.
+    Read,
+}
 
-/// The SQLite store SOUL's tables live in, or the error saying SOUL needs it.
-pub fn sqlite(app: &App) -> UseCaseResult<&SqliteStore> {
-    app.store
-        .as_sqlite()
-        .ok_or_else(|| UseCaseError::Invalid(NEEDS_SQLITE.into()))
+/// Runs `f` over SOUL's tables in the app's database, SQLite or PostgreSQL.
+fn on_database<T>(
+    app: &App,
+    access: Access,
+    f: impl FnOnce(&mut dyn SoulStore) -> Result<T, SoulError>,
+) -> UseCaseResult<T> {
+    let f = |store: &mut dyn SoulStore| f(store).map_err(UseCaseError::from);
+    match (app.store.database(), access) {
+        (Database::Sqlite(db), Access::Write) => db.write_with(|tx| f(&mut SqliteSoul::new(tx))),
+        (Database::Sqlite(db), Access::Read) => db.read_with(|c| f(&mut SqliteSoul::new(c))),
+        (Database::Postgres(db), Access::Write) => db.write_with(|tx| f(&mut PgSoul::new(tx))),
+        (Database::Postgres(db), Access::Read) => db.read_with(|c| f(&mut PgSoul::new(c))),
+    }
 }
 
 /// Runs `f` in one write transaction, committed only when it succeeds, once SOUL is ready.
-fn write<T>(app: &App, f: impl FnOnce(&Connection) -> Result<T, SoulError>) -> UseCaseResult<T> {
+fn write<T>(
+    app: &App,
+    f: impl FnOnce(&mut dyn SoulStore) -> Result<T, SoulError>,
+) -> UseCaseResult<T> {
     ensure(app)?;
-    sqlite(app)?.write_with(|tx| f(tx).map_err(UseCaseError::from))
+    on_database(app, Access::Write, f)
 }
 
 /// Runs `f` on a read connection, once SOUL is ready.
-pub fn read<T>(app: &App, f: impl FnOnce(&Connection) -> Result<T, SoulError>) -> UseCaseResult<T> {
+pub fn read<T>(
+    app: &App,
+    f: impl FnOnce(&mut dyn SoulStore) -> Result<T, SoulError>,
+) -> UseCaseResult<T> {
     ensure(app)?;
-    sqlite(app)?.read_with(|conn| f(conn).map_err(UseCaseError::from))
+    on_database(app, Access::Read, f)
 }
 
 fn now() -> i64 {
@@ -80,19 +99,23 @@ fn now() -> i64 {
 /// write transaction when not. Fails with the cause when they cannot be (a newer SOUL schema,
 /// a read-only database), prefixed "SOUL cannot start".
 pub fn ensure(app: &App) -> UseCaseResult<()> {
-    prepare(app).map_err(|e| match e {
-        UseCaseError::Internal(e) => UseCaseError::Internal(e.context("SOUL cannot start")),
+    prepare(app).map_err(|e| failed(e, "SOUL cannot start"))
+}
+
+/// `e` prefixed with `what` when mira failed (the database, SOUL's tables); the caller's
+/// errors unchanged.
+fn failed(e: UseCaseError, what: &'static str) -> UseCaseError {
+    match e {
+        UseCaseError::Internal(e) => UseCaseError::Internal(e.context(what)),
         other => other,
-    })
+    }
 }
 
 fn prepare(app: &App) -> UseCaseResult<()> {
-    let store = sqlite(app)?;
-    let ready = store.read_with(|c| mira_soul::storage::ready(c).map_err(UseCaseError::from))?;
-    if ready {
+    if on_database(app, Access::Read, |s| s.ready())? {
         return Ok(());
     }
-    store.write_with(|tx| mira_soul::storage::init(tx).map_err(UseCaseError::from))
+    on_database(app, Access::Write, |s| s.init())
 }
 
 /// SOUL's part of mira's status.
@@ -119,13 +142,8 @@ pub fn state(app: &App) -> SoulState {
     } else {
         None
     };
-    let overview = sqlite(app).and_then(|store| {
-        store.read_with(|c| {
-            mira_soul::storage::overview(c)
-                .context("cannot read SOUL's tables")
-                .map_err(UseCaseError::from)
-        })
-    });
+    let overview = on_database(app, Access::Read, |s| s.overview())
+        .map_err(|e| failed(e, "cannot read SOUL's tables"));
     let overview = match overview {
         Ok(o) => o,
         Err(e) => {

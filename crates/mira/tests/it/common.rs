@@ -198,6 +198,19 @@ impl Db {
             .expect("open app")
     }
 
+    /// Runs `sql` (statements without parameters) on this database directly, as another
+    /// program could.
+    pub fn execute(&self, sql: &str) {
+        match &self.pg {
+            None => rusqlite::Connection::open(self.dir.path().join("mira.db"))
+                .and_then(|c| c.execute_batch(sql))
+                .unwrap_or_else(|e| panic!("{sql}: {e}")),
+            Some(pg) => postgres::Client::connect(&pg.url, postgres::NoTls)
+                .and_then(|mut c| c.batch_execute(sql))
+                .unwrap_or_else(|e| panic!("{sql}: {e}")),
+        }
+    }
+
     /// The real `mira` binary on this database.
     pub fn mira(&self) -> assert_cmd::Command {
         let mut cmd = mira(self.dir.path());

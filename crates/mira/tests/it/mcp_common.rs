@@ -259,6 +259,19 @@ impl StdioClient {
             .clone()
     }
 
+    /// The server's stderr once it contains `text` (its lines are read on another thread than
+    /// its answers), or as it is after [`ANSWER_TIMEOUT`].
+    pub fn stderr_with(&self, text: &str) -> String {
+        let deadline = Instant::now() + ANSWER_TIMEOUT;
+        loop {
+            let now = self.stderr();
+            if now.contains(text) || Instant::now() > deadline {
+                return now;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// The next message within `timeout`, or `None` (also once the server is gone).
     pub fn next_message(&mut self, timeout: Duration) -> Option<Value> {
         self.messages.recv_timeout(timeout).ok().map(|(_, v)| v)
@@ -334,8 +347,7 @@ impl HttpServer {
         HttpServer::spawn_command(mira_command(dir, args))
     }
 
-    /// Starts `cmd` (built by [`mira_command`], e.g. with more environment) and waits until it
-    /// names the first URL it serves on stderr.
+    /// [`HttpServer::spawn`] of `cmd` (built by [`mira_command`], e.g. with more environment).
     pub fn spawn_command(mut cmd: Command) -> HttpServer {
         let args: Vec<_> = cmd
             .get_args()

@@ -1,11 +1,11 @@
-//! SOUL, the identity extension, end to end: the real binary with `--with-soul`, every soul
-//! tool over MCP stdio, the tools' absence without it, drift that is not confidence, the
-//! recall order under a budget, and `mira soul` on the command line.
+//! SOUL, the identity extension, end to end on both backends (SQLite, and PostgreSQL when a
+//! test server runs): the real binary with `--with-soul`, every soul tool over MCP stdio, the
+//! tools' absence without it, drift that is not confidence, the recall order under a budget,
+//! and `mira soul` on the command line.
 
-use crate::common;
+use crate::common::{self, Db};
 use crate::mcp_common::*;
 use serde_json::{json, Value};
-use std::path::Path;
 
 const FORMAL_1: &str = "User: Could you review the database design for the orders service?
 Assistant: Certainly. I would recommend that we analyze the schema systematically before changing it. Furthermore, the index on the orders table is not appropriate for the reporting query. Therefore, I would suggest a composite index on customer and date. Please note that the migration must be verified on a copy of the production data. It is important to ensure that the transaction isolation level is correct.
@@ -42,10 +42,27 @@ pub const SOUL_TOOLS: [&str; 8] = [
     "soul_patch",
 ];
 
-pub fn session(dir: &Path, args: &[&str]) -> StdioClient {
-    let mut c = StdioClient::spawn(dir, args);
+/// `mira ARGS` on `db` (its session not initialised).
+pub fn spawn(db: &Db, args: &[&str]) -> StdioClient {
+    let mut cmd = mira_command(db.dir.path(), args);
+    cmd.envs(db.env());
+    StdioClient::spawn_command(cmd)
+}
+
+/// `mira ARGS` on `db`, its session initialised.
+pub fn session(db: &Db, args: &[&str]) -> StdioClient {
+    let mut c = spawn(db, args);
     c.initialize();
     c
+}
+
+/// Runs `test` on a fresh database of each backend, one at a time.
+pub fn on_each_backend(test: impl Fn(&Db)) {
+    let _g = serial();
+    for db in Db::each() {
+        eprintln!("backend: {}", db.name());
+        test(&db);
+    }
 }
 
 pub fn tools(c: &mut StdioClient) -> Vec<Value> {
@@ -94,9 +111,11 @@ fn dimension<'a>(report: &'a Value, dimension: &str) -> &'a Value {
 
 #[test]
 fn soul_tools_are_served_only_when_soul_is_enabled() {
-    let _g = serial();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut plain = StdioClient::spawn(dir.path(), &["serve"]);
+    on_each_backend(served_only_when_enabled);
+}
+
+fn served_only_when_enabled(db: &Db) {
+    let mut plain = spawn(db, &["serve"]);
     let info = plain.initialize();
     assert!(
         !info["instructions"]
@@ -122,7 +141,7 @@ fn soul_tools_are_served_only_when_soul_is_enabled() {
     );
     plain.close();
 
-    let mut with = StdioClient::spawn(dir.path(), &["serve", "--with-soul"]);
+    let mut with = spawn(db, &["serve", "--with-soul"]);
     let info = with.initialize();
     assert!(
         info["instructions"]
@@ -179,16 +198,13 @@ fn soul_tools_are_served_only_when_soul_is_enabled() {
     with.close();
 
     // `soul.enabled: true` in the config file does the same as --with-soul.
-    let config = dir.path().join("soul.yaml");
+    let config = db.dir.path().join("soul.yaml");
     std::fs::write(
         &config,
         "soul:\n  enabled: true\n  recall:\n    default_budget_tokens: 50\n  drift_detection:\n    threshold: 0.9\n",
     )
     .expect("config");
-    let mut configured = session(
-        dir.path(),
-        &["--config", config.to_str().expect("path"), "serve"],
-    );
+    let mut configured = session(db, &["--config", config.to_str().expect("path"), "serve"]);
     assert_eq!(names(&tools(&mut configured)), listed);
     // … and its soul settings apply.
     capture(&mut configured, "cfg", "m1", FORMAL_1);
@@ -203,9 +219,11 @@ fn soul_tools_are_served_only_when_soul_is_enabled() {
 
 #[test]
 fn every_soul_tool_over_mcp() {
-    let _g = serial();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut c = session(dir.path(), &["serve", "--with-soul"]);
+    on_each_backend(every_soul_tool);
+}
+
+fn every_soul_tool(db: &Db) {
+    let mut c = session(db, &["serve", "--with-soul"]);
 
     // Capture: traits with confidences, above the configured threshold (0.3).
     let r = ok(
@@ -452,6 +470,19 @@ fn every_soul_tool_over_mcp() {
         json!({"agent_id": "ada", "conversation": FORMAL_1, "behavioral_metrics": "{oops"}),
     );
     assert!(e.contains("behavioral_metrics must be valid JSON"), "{e}");
+    // Text stored as given has no NUL (PostgreSQL cannot store one): refused on both backends.
+    let e = err(
+        &mut c,
+        "soul_capture",
+        json!({"agent_id": "ada", "conversation": FORMAL_1, "session_id": "s\u{0}1"}),
+    );
+    assert_eq!(e, "session_id contains a NUL character (U+0000): remove it");
+    let e = err(
+        &mut c,
+        "soul_patch",
+        json!({"agent_id": "ada", "reason": "why\u{0}", "humor_level": 0.2}),
+    );
+    assert_eq!(e, "reason contains a NUL character (U+0000): remove it");
     let e = err(
         &mut c,
         "soul_history",
@@ -463,9 +494,11 @@ fn every_soul_tool_over_mcp() {
 
 #[test]
 fn the_same_conversation_captured_three_times_is_no_drift() {
-    let _g = serial();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut c = session(dir.path(), &["serve", "--with-soul"]);
+    on_each_backend(same_conversation_no_drift);
+}
+
+fn same_conversation_no_drift(db: &Db) {
+    let mut c = session(db, &["serve", "--with-soul"]);
     for version in 1..=3 {
         let r = capture(&mut c, "steady", "m", STEADY);
         assert_eq!(r["structuredContent"]["version"], version);
@@ -508,9 +541,11 @@ fn the_same_conversation_captured_three_times_is_no_drift() {
 
 #[test]
 fn recall_under_a_budget_keeps_the_observed_traits_first() {
-    let _g = serial();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut c = session(dir.path(), &["serve", "--with-soul"]);
+    on_each_backend(observed_traits_first);
+}
+
+fn observed_traits_first(db: &Db) {
+    let mut c = session(db, &["serve", "--with-soul"]);
     let r = capture(&mut c, "ada", "m", CURIOUS);
     let traits: Vec<String> = r["structuredContent"]["traits"]
         .as_array()
@@ -566,11 +601,16 @@ fn recall_under_a_budget_keeps_the_observed_traits_first() {
 
 #[test]
 fn mira_soul_on_the_command_line() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = dir.path().join("store");
-    let conversation = dir.path().join("conversation.txt");
+    for db in Db::each() {
+        eprintln!("backend: {}", db.name());
+        soul_on_the_command_line(&db);
+    }
+}
+
+fn soul_on_the_command_line(db: &Db) {
+    let conversation = db.dir.path().join("conversation.txt");
     std::fs::write(&conversation, FORMAL_1).expect("write");
-    let out = common::stdout(common::mira(&store).args([
+    let out = common::stdout(db.mira().args([
         "soul",
         "capture",
         "--agent",
@@ -581,29 +621,29 @@ fn mira_soul_on_the_command_line() {
         conversation.to_str().expect("path"),
     ]));
     assert!(out.starts_with("Identity captured successfully."), "{out}");
-    let out = common::stdout(common::mira(&store).args(["soul", "status", "--agent", "ada"]));
+    let out = common::stdout(db.mira().args(["soul", "status", "--agent", "ada"]));
     assert!(out.starts_with("=== SOUL STATUS: ada ===\n"), "{out}");
-    let status = common::stdout(common::mira(&store).args(["status"]));
+    let status = common::stdout(db.mira().args(["status"]));
     assert!(
         status.contains("SOUL: disabled (1 agent stored; soul.enabled or --with-soul serves them)"),
         "{status}"
     );
     assert!(out.contains("Version:    v1 (1 stored)"), "{out}");
     assert!(out.contains("model: gpt-4"), "{out}");
-    let out =
-        common::stdout(common::mira(&store).args(["soul", "history", "--agent", "ada", "--json"]));
+    let out = common::stdout(
+        db.mira()
+            .args(["soul", "history", "--agent", "ada", "--json"]),
+    );
     let h: Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(h["total"], 1);
-    let bad = common::mira(&store)
+    let bad = db
+        .mira()
         .args(["soul", "patch", "--agent", "ada", r#"{"humor_level": 2}"#])
         .output()
         .expect("run");
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("humor_level 2 is out of range"));
-    let missing = common::mira(&store)
-        .args(["soul", "status"])
-        .output()
-        .expect("run");
+    let missing = db.mira().args(["soul", "status"]).output().expect("run");
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("--agent NAME"));
 }

@@ -1,9 +1,10 @@
-//! SOUL's state as a client sees it: in `mira_status` (enabled, agents, last capture), when it
-//! cannot start (its tools say why instead of being unknown), and one round trip over the HTTP
-//! transport.
+//! SOUL's state as a client sees it, on both backends: in `mira_status` (enabled, agents, last
+//! capture), when it cannot start (its tools say why instead of being unknown), one round trip
+//! over the HTTP transport, and concurrent captures for one agent.
 
+use crate::common::Db;
 use crate::mcp_common::*;
-use crate::soul_mcp::{capture, err, names, ok, session, tools, SOUL_TOOLS};
+use crate::soul_mcp::{capture, err, names, ok, on_each_backend, session, tools, SOUL_TOOLS};
 use serde_json::{json, Value};
 
 const REPLY: &str = "Assistant: I would recommend that we analyze the schema. Therefore, the index must change. Honestly, to be transparent, I might be wrong about the cache.";
@@ -15,9 +16,11 @@ fn soul_state(status: &Value) -> &Value {
 
 #[test]
 fn mira_status_shows_soul() {
-    let _g = serial();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut plain = session(dir.path(), &["serve"]);
+    on_each_backend(status_shows_soul);
+}
+
+fn status_shows_soul(db: &Db) {
+    let mut plain = session(db, &["serve"]);
     let s = ok(&mut plain, "mira_status", json!({}));
     assert_eq!(soul_state(&s)["enabled"], false, "{s}");
     assert!(
@@ -27,7 +30,7 @@ fn mira_status_shows_soul() {
     );
     plain.close();
 
-    let mut c = session(dir.path(), &["serve", "--with-soul"]);
+    let mut c = session(db, &["serve", "--with-soul"]);
     let s = ok(&mut c, "mira_status", json!({}));
     let state = soul_state(&s);
     assert_eq!(state["enabled"], true, "{s}");
@@ -59,20 +62,19 @@ fn mira_status_shows_soul() {
 
 #[test]
 fn a_soul_that_cannot_start_says_why() {
-    let _g = serial();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut first = session(dir.path(), &["serve"]);
+    on_each_backend(cannot_start);
+}
+
+fn cannot_start(db: &Db) {
+    let mut first = session(db, &["serve"]);
     let mira_tools = names(&tools(&mut first));
     first.close();
     // A database whose SOUL tables come from a newer mira.
-    let db = rusqlite::Connection::open(dir.path().join("store").join("mira.db")).expect("db");
-    db.execute_batch(
+    db.execute(
         "CREATE TABLE soul_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
          INSERT INTO soul_meta VALUES ('schema_version', '99');",
-    )
-    .expect("newer soul schema");
-    drop(db);
-    let mut c = session(dir.path(), &["serve", "--with-soul"]);
+    );
+    let mut c = session(db, &["serve", "--with-soul"]);
     // The soul tools are listed and answer with the cause, not "unknown tool".
     let listed = names(&tools(&mut c));
     assert_eq!(
@@ -102,20 +104,26 @@ fn a_soul_that_cannot_start_says_why() {
         "{}",
         text(&s)
     );
+    let stderr = c.stderr_with("SOUL failed to initialise");
     assert!(
-        c.stderr().contains("SOUL failed to initialise")
-            && c.stderr().contains("schema version 99"),
-        "{}",
-        c.stderr()
+        stderr.contains("SOUL failed to initialise") && stderr.contains("schema version 99"),
+        "{stderr}"
     );
     c.close();
 }
 
 #[test]
 fn soul_over_http() {
-    let _g = serial();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let server = HttpServer::start_with(dir.path(), &["--with-soul"]);
+    on_each_backend(over_http);
+}
+
+fn over_http(db: &Db) {
+    let mut cmd = mira_command(
+        db.dir.path(),
+        &["serve", "--http", "127.0.0.1:0", "--with-soul"],
+    );
+    cmd.envs(db.env());
+    let server = HttpServer::spawn_command(cmd);
     let mut c = HttpClient::new(&server.url);
     let init = c.initialize();
     assert!(
@@ -147,4 +155,61 @@ fn soul_over_http() {
         "{e}"
     );
     assert!(server.stop().success());
+}
+
+/// Two servers capturing for one agent at the same moment, on a fresh database: every capture
+/// makes a version of its own, the versions are consecutive, and each builds on the one before
+/// (on PostgreSQL the second writer waits for the agent's advisory lock, then reads what the
+/// first wrote).
+#[test]
+fn concurrent_captures_for_one_agent_make_consecutive_versions() {
+    on_each_backend(concurrent_captures);
+}
+
+fn concurrent_captures(db: &Db) {
+    use mira::usecases::soul;
+    use mira_soul::service::CaptureRequest;
+    const EACH: i64 = 15;
+    let (a, b) = (db.hash_app(), db.hash_app());
+    let barrier = std::sync::Barrier::new(2);
+    let run = |app: &mira::App, model: &str| {
+        barrier.wait();
+        (0..EACH)
+            .map(|_| {
+                let req = CaptureRequest {
+                    agent_id: "ada".into(),
+                    conversation: REPLY.into(),
+                    model_id: Some(model.into()),
+                    ..CaptureRequest::default()
+                };
+                soul::capture(app, &req)
+                    .unwrap_or_else(|e| panic!("{}: capture on {model}: {e:#}", db.name()))
+                    .version
+            })
+            .collect::<Vec<i64>>()
+    };
+    let (x, y) = std::thread::scope(|s| {
+        let x = s.spawn(|| run(&a, "model-a"));
+        let y = s.spawn(|| run(&b, "model-b"));
+        (x.join().expect("server a"), y.join().expect("server b"))
+    });
+    let mut all: Vec<i64> = x.iter().chain(&y).copied().collect();
+    all.sort_unstable();
+    assert_eq!(
+        all,
+        (1..=2 * EACH).collect::<Vec<_>>(),
+        "a: {x:?}, b: {y:?}"
+    );
+    let h = soul::history(&b, "ada", Some(1000)).expect("history");
+    assert_eq!(h.total, 2 * EACH);
+    // Each version's parent is the version before it: none was built on a stale one.
+    let chained = h.versions.iter().filter(|v| v.changes.is_some()).count();
+    assert_eq!(chained as i64, 2 * EACH - 1, "{:#?}", h.versions);
+    let status = soul::status(&a, "ada").expect("status");
+    let mut models = status.models.clone();
+    models.sort();
+    assert_eq!(
+        models,
+        vec![("model-a".to_owned(), EACH), ("model-b".to_owned(), EACH)]
+    );
 }

@@ -13,7 +13,7 @@ use mira_core::memory::MemoryId;
 use mira_core::rank::{self, Moments, RankParams};
 use mira_core::{expand, fusion};
 use mira_store::index::{unit_cosine, Catalog, IndexView};
-use mira_store::{Backend, Scope, TextRank};
+use mira_store::{Backend, Database, Scope, TextRank};
 use std::collections::HashSet;
 
 /// The query's embedding: cached; with expansion, the normalised mean of the variants'
@@ -81,16 +81,15 @@ fn full_text(
         None => app
             .store
             .lexical_search(input.query, input.k, &input.filter)?,
-        Some(rank) => app
-            .store
-            .as_postgres()
-            .ok_or_else(|| {
-                UseCaseError::Invalid(format!(
+        Some(rank) => match app.store.database() {
+            Database::Postgres(pg) => pg.text_search(input.query, input.k, &input.filter, rank)?,
+            Database::Sqlite(_) => {
+                return Err(UseCaseError::Invalid(format!(
                     "the ranking {} is PostgreSQL's: use storage.backend: postgres",
                     rank.name()
-                ))
-            })?
-            .text_search(input.query, input.k, &input.filter, rank)?,
+                )))
+            }
+        },
     };
     let top = hits.first().map_or(1.0, |h| h.1);
     Ok(app.index.view(|view| {
