@@ -80,7 +80,8 @@ impl HnswIndex {
         })
     }
 
-    /// Builds a graph over `entries` with `threads` parallel inserters (0 = one per core).
+    /// Builds a graph over `entries`: the first 2,048 on one thread, the rest with `threads`
+    /// parallel inserters (0 = one per core).
     /// Returns `Ok(None)` if `cancel` became true on the way.
     pub fn build(
         dim: usize,
