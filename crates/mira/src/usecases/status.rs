@@ -41,6 +41,9 @@ pub struct Status {
     /// Memories without an embedding (stored with no model installed): recall ranks them by
     /// BM25 alone until `mira index embed-missing` computes their vectors.
     pub without_vector: u64,
+    /// Memories whose vector another model (or precision) made: recall uses it until
+    /// `mira index embed-missing`, or a server's background pass, re-embeds them.
+    pub other_model_vectors: u64,
     /// Causal edges.
     pub causal_edges: u64,
     /// Tags.
@@ -78,6 +81,8 @@ pub struct IndexStatus {
 pub fn status(app: &App) -> UseCaseResult<Status> {
     super::recall::sync_index(app);
     let s = app.store.stats()?;
+    let without_vector = s.memories.saturating_sub(s.embeddings);
+    let without_current = app.store.count_without_embedding(app.model_name())?;
     let model_dir = app.model_dir();
     Ok(Status {
         version: env!("CARGO_PKG_VERSION").into(),
@@ -108,7 +113,8 @@ pub fn status(app: &App) -> UseCaseResult<Status> {
         memories: s.memories,
         archived: s.archived,
         superseded: s.superseded,
-        without_vector: s.memories.saturating_sub(s.embeddings),
+        without_vector,
+        other_model_vectors: without_current.saturating_sub(without_vector),
         causal_edges: s.edges,
         tags: s.tags,
         total_tokens: s.total_tokens,
@@ -173,6 +179,13 @@ pub fn render_text(s: &Status) -> String {
         );
     }
     out.push('\n');
+    if s.other_model_vectors > 0 {
+        let _ = writeln!(
+            out,
+            "  Vectors of another model: {} (re-embedded with {} by `mira index embed-missing`, or in the background by a running server)",
+            s.other_model_vectors, s.model
+        );
+    }
     let _ = writeln!(
         out,
         "  Causal Edges: {}\n  Tags: {}\n  Total Tokens: {}\n",

@@ -486,6 +486,15 @@ fn a_change_of_precision_re_embeds_the_older_vectors() {
     let status: Value =
         serde_json::from_str(&run_ok(&mut mira_command(d, &["status", "--json"]))).unwrap();
     assert_eq!(status["model"], json!(model));
+    assert_eq!(
+        (&status["without_vector"], &status["other_model_vectors"]),
+        (&json!(0), &json!(2))
+    );
+    let text = run_ok(&mut mira_command(d, &["status"]));
+    assert!(
+        text.contains("Vectors of another model: 2") && text.contains("embed-missing"),
+        "{text}"
+    );
 
     let filled = run_ok(&mut mira_command(d, &["index", "embed-missing"]));
     assert_eq!(
@@ -494,6 +503,11 @@ fn a_change_of_precision_re_embeds_the_older_vectors() {
     );
     let again = run_ok(&mut mira_command(d, &["index", "embed-missing"]));
     assert!(again.starts_with("Embedded 0 memories"), "{again}");
+    let status: Value =
+        serde_json::from_str(&run_ok(&mut mira_command(d, &["status", "--json"]))).unwrap();
+    assert_eq!(status["other_model_vectors"], json!(0));
+    let text = run_ok(&mut mira_command(d, &["status"]));
+    assert!(!text.contains("another model"), "{text}");
     let exported = run_ok(&mut mira_command(d, &["export", "--embeddings"]));
     assert_eq!(exported.lines().count(), 2);
     for line in exported.lines() {
