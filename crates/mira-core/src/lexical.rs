@@ -8,18 +8,44 @@
 
 use crate::text;
 use rust_stemmers::{Algorithm, Stemmer};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
 static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
+
+/// Words whose term a thread remembers at most (then it starts afresh).
+const REMEMBERED_WORDS: usize = 1 << 16;
+
+thread_local! {
+    /// The term of each word this thread has met (`None`: a stop word). Words repeat, and
+    /// stemming them was most of the time indexing a store's texts took (~0.4 s of 2.3 s when
+    /// 100,000 memories are read at open).
+    static TERMS: RefCell<HashMap<String, Option<String>>> = RefCell::new(HashMap::new());
+}
+
+/// The term of one cleaned word: its Porter2 stem, `None` for a stop word.
+fn term(word: &str) -> Option<String> {
+    TERMS.with_borrow_mut(|known| {
+        if let Some(t) = known.get(word) {
+            return t.clone();
+        }
+        let t = (!text::is_english_stop_word(word)).then(|| STEMMER.stem(word).into_owned());
+        if known.len() >= REMEMBERED_WORDS {
+            known.clear();
+        }
+        known.insert(word.to_owned(), t.clone());
+        t
+    })
+}
 
 /// The indexed terms of `text`: lower-cased words (letters and digits), English stop words
 /// dropped, each reduced to its Porter2 stem. Repeats are kept (they are term frequencies).
 pub fn terms(text: &str) -> Vec<String> {
     text::clean(text)
         .split(' ')
-        .filter(|w| !w.is_empty() && !text::is_english_stop_word(w))
-        .map(|w| STEMMER.stem(w).into_owned())
+        .filter(|w| !w.is_empty())
+        .filter_map(term)
         .collect()
 }
 
@@ -227,6 +253,23 @@ mod tests {
         assert_eq!(query_terms("running runs run"), vec!["run"]);
         assert!(terms("the and of").is_empty());
         assert_eq!(terms("8 May 2023"), vec!["8", "may", "2023"]);
+    }
+
+    #[test]
+    fn remembered_terms_are_the_terms() {
+        let text = "The runners were running to the Running club";
+        let first = terms(text);
+        assert_eq!(first, vec!["runner", "run", "run", "club"]);
+        assert_eq!(terms(text), first);
+        // More distinct words than a thread remembers: it starts afresh, and stays right.
+        for i in 0..REMEMBERED_WORDS + 10 {
+            assert_eq!(
+                term(&format!("w{i}")).as_deref(),
+                Some(format!("w{i}").as_str())
+            );
+        }
+        assert_eq!(terms(text), first);
+        assert_eq!(term("the"), None);
     }
 
     #[test]
