@@ -24,8 +24,14 @@ pub struct App {
     pub config_source: ConfigSource,
     /// The database.
     pub store: Arc<dyn MemoryStore>,
-    /// The vector index over the stored embeddings.
-    pub index: Arc<VectorIndexManager>,
+    /// The vector index over the stored embeddings, read on first use (see [`App::index`]).
+    index: OnceLock<Arc<VectorIndexManager>>,
+    /// Held while the index is read, so that callers arriving meanwhile wait for that read.
+    index_opening: Mutex<()>,
+    /// Where the index keeps its files.
+    index_dir: PathBuf,
+    /// The index's parameters (`hnsw` in the configuration).
+    index_params: IndexParams,
     /// Identifies this process's session (memories stored through it carry it).
     pub session_id: String,
     /// When the application started.
@@ -113,8 +119,6 @@ impl App {
             ef_search: h.ef_search,
             exact_threshold: h.exact_threshold,
         };
-        let index = VectorIndexManager::open(store.clone(), &dir.join("index"), params)
-            .context("cannot open the vector index")?;
         if !store.is_read_only() {
             spawn_cost_filler(store.clone());
         }
@@ -134,7 +138,10 @@ impl App {
             config,
             config_source,
             store,
-            index,
+            index: OnceLock::new(),
+            index_opening: Mutex::new(()),
+            index_dir: dir.join("index"),
+            index_params: params,
             session_id: uuid::Uuid::new_v4().to_string(),
             started: Instant::now(),
             metrics,
@@ -214,14 +221,47 @@ impl App {
             .put(query.to_owned(), vector);
     }
 
-    /// Brings the in-memory catalog and vector index in step with the database: what this
-    /// process just wrote and what other processes committed. A failure only delays the
-    /// visibility of those rows to recall (the next call retries), so it is logged.
+    /// The in-memory index (catalog, BM25 terms, exact vectors, HNSW graph), read from the
+    /// database the first time it is needed (once, however many threads ask): every live
+    /// memory, ~2 s at 100,000, which commands that never search (timeline, load, pin,
+    /// export …) do not pay. Servers read it at start.
+    pub fn index(&self) -> Result<&Arc<VectorIndexManager>> {
+        if let Some(index) = self.index.get() {
+            return Ok(index);
+        }
+        let _opening = self.index_opening.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(index) = self.index.get() {
+            return Ok(index);
+        }
+        let index =
+            VectorIndexManager::open(self.store.clone(), &self.index_dir, self.index_params)
+                .context("cannot open the vector index")?;
+        Ok(self.index.get_or_init(|| index))
+    }
+
+    /// The index if this process has read it.
+    pub fn index_if_open(&self) -> Option<&Arc<VectorIndexManager>> {
+        self.index.get()
+    }
+
+    /// The index in step with the database: read now, or brought up to date.
+    pub fn synced_index(&self) -> Result<&Arc<VectorIndexManager>> {
+        self.sync_index();
+        self.index()
+    }
+
+    /// Brings the in-memory index, if read, in step with the database: what this process just
+    /// wrote and what other processes committed (an index not read yet will read the database
+    /// as it is then; its saved graph is reconciled with it, vector by vector). A failure only
+    /// delays the visibility of those rows to recall (the next call retries), so it is logged.
     pub fn sync_index(&self) {
-        match self.index.sync_from_store() {
+        let Some(index) = self.index.get() else {
+            return;
+        };
+        match index.sync_from_store() {
             Ok(r) if r.reloaded => tracing::info!(
                 "index: reloaded from the database ({} memories)",
-                self.index.view(|v| v.catalog().len())
+                index.view(|v| v.catalog().len())
             ),
             Ok(_) => {}
             Err(e) => tracing::warn!("index not synchronised with the database: {e}"),

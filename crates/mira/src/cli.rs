@@ -570,6 +570,8 @@ fn serve(
         None
     };
     let app = std::sync::Arc::new(App::open(config, source)?);
+    // Read before the health and metrics endpoints report it (the server would at start).
+    app.index()?;
     if let Some(ops) = &ops {
         ops.attach(app.clone());
     }
@@ -731,7 +733,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let app = open(&cli)?;
             // The index as it will serve (loaded from its files, or built), not mid-load; and
             // no uptime: there is no server.
-            app.index.wait_idle(std::time::Duration::from_secs(30));
+            app.index()?.wait_idle(std::time::Duration::from_secs(30));
             let mut status = match use_case(usecases::status::status(&app))? {
                 Ok(s) => s,
                 Err(code) => return Ok(code),
@@ -1117,11 +1119,12 @@ fn run_index(cli: &Cli, action: &IndexAction) -> Result<ExitCode> {
     let progress = crate::progress::Progress::new();
     match action {
         IndexAction::Rebuild => {
-            let bar = progress.bar("index", Some(app.index.len() as u64), "vectors");
+            let index = app.index()?;
+            let bar = progress.bar("index", Some(index.len() as u64), "vectors");
             let built = std::thread::scope(|s| {
-                let job = s.spawn(|| app.index.rebuild_blocking());
+                let job = s.spawn(|| index.rebuild_blocking());
                 while !job.is_finished() {
-                    if let Some((done, total)) = app.index.build_progress() {
+                    if let Some((done, total)) = index.build_progress() {
                         bar.set_length(total as u64);
                         bar.set_position(done as u64);
                     }
@@ -1132,12 +1135,12 @@ fn run_index(cli: &Cli, action: &IndexAction) -> Result<ExitCode> {
             });
             bar.finish_and_clear();
             let n = built??;
-            app.index.save()?;
-            let state = app.index.state();
+            index.save()?;
+            let state = index.state();
             write_stdout(&format!(
                 "Index rebuilt: {n} vectors ({}, saved in {})\n",
                 state.kind,
-                app.index.dir().display()
+                index.dir().display()
             ));
         }
         IndexAction::EmbedMissing => {
@@ -1238,14 +1241,22 @@ fn run_import(
     })
 }
 
-/// After a bulk write: waits for the index build it started and saves the graph, so that the
-/// next process loads it instead of building it again.
+/// After a bulk write: reads the index if this process has not (its saved graph is then
+/// brought in step with what was written), waits for the build under way and saves the graph,
+/// so that the next process loads it instead of building it again.
 fn persist_index(app: &App) {
-    if !app.index.wait_idle(std::time::Duration::from_secs(900)) {
+    let index = match app.synced_index() {
+        Ok(index) => index,
+        Err(e) => {
+            tracing::warn!("vector index: not saved ({e:#}); the next start builds it");
+            return;
+        }
+    };
+    if !index.wait_idle(std::time::Duration::from_secs(900)) {
         tracing::warn!("vector index: still building after 15 minutes; the next start builds it");
         return;
     }
-    if let Err(e) = app.index.save() {
+    if let Err(e) = index.save() {
         tracing::warn!("vector index: not saved ({e}); the next start builds it");
     }
 }

@@ -23,13 +23,14 @@ pub(crate) fn parse_addr(raw: &str) -> Result<SocketAddr> {
         })
 }
 
-/// Runs `serve` on a new multi-threaded runtime (threads named `thread_name`) until it ends,
-/// then saves the vector index.
+/// Reads the vector index (a server searches from its first request on), runs `serve` on a
+/// new multi-threaded runtime (threads named `thread_name`) until it ends, then saves the index.
 pub(crate) fn run_server(
     app: Arc<App>,
     thread_name: &str,
     serve: impl std::future::Future<Output = Result<()>>,
 ) -> Result<()> {
+    app.index()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name(thread_name)
@@ -38,7 +39,8 @@ pub(crate) fn run_server(
     let result = runtime.block_on(serve);
     let saved = runtime.block_on(async {
         let app = app.clone();
-        tokio::task::spawn_blocking(move || app.index.save()).await
+        tokio::task::spawn_blocking(move || app.index_if_open().map_or(Ok(false), |i| i.save()))
+            .await
     });
     match saved {
         Ok(Ok(_)) => {}

@@ -469,8 +469,9 @@ fn open_store(
                 r?;
             }
         }
-        app.index.wait_idle(Duration::from_secs(3_600));
-        app.index.save()?;
+        let index = app.index()?;
+        index.wait_idle(Duration::from_secs(3_600));
+        index.save()?;
     }
     place.mark_complete()?;
     eprintln!(
@@ -495,7 +496,7 @@ fn measure(
     questions: &[String],
     budget: u32,
 ) -> Result<SizeReport> {
-    app.index.wait_idle(Duration::from_secs(3_600));
+    app.index()?.wait_idle(Duration::from_secs(3_600));
     let ask = |q: &String| {
         timed(|| {
             recall(
@@ -525,7 +526,7 @@ fn measure(
         n,
         store: place.dir().to_path_buf(),
         database: place.database().map(str::to_owned),
-        index: app.index.state().kind.to_string(),
+        index: app.index()?.state().kind.to_string(),
         store_per_s,
         recall_fresh: Latency::of(fresh),
         bound_p50_ms: bound,
@@ -542,11 +543,12 @@ fn lower_bound(app: &App, questions: &[String]) -> Result<f64> {
         wing: Some(WING.into()),
         room: None,
     };
+    let index = app.index()?;
     let mut ms = Vec::with_capacity(questions.len());
     for q in questions {
         let qv = query_vector(app, q)?;
         ms.push(timed(|| {
-            let best = app.index.view(|view| {
+            let best = index.view(|view| {
                 let catalog = view.catalog();
                 let mut scores: Vec<f32> = catalog
                     .keys()

@@ -80,7 +80,10 @@ fn database(app: &App) -> Check {
 }
 
 fn vector_index(app: &App) -> Check {
-    let st = app.index.state();
+    let st = match app.index() {
+        Ok(index) => index.state(),
+        Err(e) => return Check::degraded(format!("{e:#}: recall cannot search")),
+    };
     if st.ready {
         Check::ok(format!("HNSW graph ready, {} vectors", st.size))
     } else if st.size < st.params.exact_threshold {

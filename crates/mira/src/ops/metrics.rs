@@ -271,7 +271,7 @@ impl Metrics {
 
     /// The text exposition, with the gauges refreshed from `app` (blocking: reads SQLite).
     pub fn render(&self, app: &App) -> Result<String> {
-        let st = app.index.state();
+        let st = app.index()?.state();
         self.index_vectors.set(st.size as i64);
         let state = if st.building {
             "building"

@@ -79,7 +79,7 @@ pub struct IndexStatus {
 
 /// Collects the status.
 pub fn status(app: &App) -> UseCaseResult<Status> {
-    super::recall::sync_index(app);
+    let index = app.synced_index()?;
     let s = app.store.stats()?;
     let without_vector = s.memories.saturating_sub(s.embeddings);
     let without_current = app.store.count_without_embedding(app.model_name())?;
@@ -98,7 +98,7 @@ pub fn status(app: &App) -> UseCaseResult<Status> {
         model_dir: model_dir.display().to_string(),
         uptime_secs: Some(app.started.elapsed().as_secs()),
         index: {
-            let st = app.index.state();
+            let st = index.state();
             IndexStatus {
                 kind: st.kind.to_owned(),
                 size: st.size,

@@ -84,7 +84,8 @@ fn recalled(app: &App, query: &str) -> Vec<MemoryId> {
 
 fn indexed(app: &App, id: MemoryId) -> bool {
     let v = common::embedding(app, id);
-    app.index
+    app.index()
+        .unwrap()
         .search(&v, 100, &Scope::all())
         .iter()
         .any(|h| h.id == id)
@@ -109,7 +110,7 @@ fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
     let app = hash_app(dir.path());
     let f = fixture(&app);
     assert!(recalled(&app, NOTE).contains(&f.note.0));
-    assert_eq!(app.index.len(), 4);
+    assert_eq!(app.index().unwrap().len(), 4);
 
     // Dry run: reports, changes nothing.
     let dry = archive(
@@ -132,7 +133,7 @@ fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
         "{text}"
     );
     assert!(!archived(&app, f.note.0) && !archived(&app, f.debug.0));
-    assert_eq!(app.index.len(), 4);
+    assert_eq!(app.index().unwrap().len(), 4);
     assert_eq!(app.store.stats().unwrap().archived, 0);
 
     let out = archive(&app, &ArchiveRequest::default()).unwrap();
@@ -166,7 +167,7 @@ fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
     }
     assert!(!archived(&app, f.decision.0) && !archived(&app, f.recent.0));
     assert!(indexed(&app, f.decision.0));
-    assert_eq!(app.index.len(), 2);
+    assert_eq!(app.index().unwrap().len(), 2);
     assert_eq!(app.store.stats().unwrap().archived, 2);
     assert!(!recalled(&app, NOTE).contains(&f.note.0));
     assert!(!recalled(&app, DEBUG).contains(&f.debug.0));
@@ -179,7 +180,7 @@ fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
     drop(app);
     let app = hash_app(dir.path());
     assert!(!indexed(&app, f.note.0) && archived(&app, f.note.0));
-    assert_eq!(app.index.len(), 2);
+    assert_eq!(app.index().unwrap().len(), 2);
 
     // Un-archive brings it back to recall and the index.
     let back = unarchive(&app, &[format!("T0:{}", f.note.0)]).unwrap();
@@ -295,7 +296,7 @@ fn bad_requests_change_nothing() {
         Err(UseCaseError::NotFound(_))
     ));
     assert_eq!(app.store.stats().unwrap().archived, 0);
-    assert_eq!(app.index.len(), 4);
+    assert_eq!(app.index().unwrap().len(), 4);
 }
 
 #[test]

@@ -78,8 +78,8 @@ fn fixture(app: &App) -> [Mem; 4] {
         )
         .unwrap();
     // Persist the graph so that the files on disk still hold what is deleted next.
-    app.index.rebuild_blocking().unwrap();
-    assert!(app.index.save().unwrap());
+    app.index().unwrap().rebuild_blocking().unwrap();
+    assert!(app.index().unwrap().save().unwrap());
     m
 }
 
@@ -95,7 +95,7 @@ fn assert_gone(app: &App, gone: &[&Mem], kept: &[&Mem]) {
             "{} loadable",
             m.content
         );
-        let hits = app.index.search(&m.vector, 100, &Scope::all());
+        let hits = app.index().unwrap().search(&m.vector, 100, &Scope::all());
         assert!(
             hits.iter().all(|h| h.id != m.id),
             "{} still indexed",
@@ -143,7 +143,8 @@ fn assert_gone(app: &App, gone: &[&Mem], kept: &[&Mem]) {
     for m in kept {
         assert_eq!(load(app, &m.id.to_string()).unwrap().memory.id, m.id);
         assert!(
-            app.index
+            app.index()
+                .unwrap()
                 .search(&m.vector, 100, &Scope::all())
                 .iter()
                 .any(|h| h.id == m.id),
@@ -151,7 +152,7 @@ fn assert_gone(app: &App, gone: &[&Mem], kept: &[&Mem]) {
             m.content
         );
     }
-    assert_eq!(app.index.len(), kept.len());
+    assert_eq!(app.index().unwrap().len(), kept.len());
     assert_eq!(app.store.stats().unwrap().memories, kept.len() as u64);
 }
 
@@ -332,7 +333,7 @@ fn room_then_wing_scope_clear_only_what_they_name_also_after_a_restart() {
     // A restart loads the persisted graph (which still held a, b, c) and reconciles it.
     let app = reopen(dir.path(), app);
     assert_gone(&app, &[&a, &b, &c], &[&d]);
-    app.index.rebuild_blocking().unwrap();
+    app.index().unwrap().rebuild_blocking().unwrap();
     assert_gone(&app, &[&a, &b, &c], &[&d]);
 }
 

@@ -153,3 +153,51 @@ fn timeline_causal_archive_clear_and_forget() {
         "=== TIMELINE: all wings ===\n\n(no memories)\n"
     );
 }
+
+/// Commands that never search leave the index unread (reading it means every live memory:
+/// ~2 s at 100,000); the next command that reads it brings the saved graph in step with what
+/// they changed.
+#[test]
+fn commands_that_never_search_leave_the_index_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    store(
+        d,
+        "The billing service runs on PostgreSQL 16.",
+        "ops",
+        "fact",
+    );
+    let gone = store(
+        d,
+        "The billing service used to run on MySQL 5.7.",
+        "ops",
+        "fact",
+    );
+    // A saved graph holding both.
+    assert!(stdout(mira(d).args(["index", "rebuild"])).contains("2 vectors"));
+    let run = |args: &[&str]| {
+        let out = mira(d).args(["--log", "info"]).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let log = String::from_utf8(out.stderr).unwrap();
+        (String::from_utf8(out.stdout).unwrap(), log)
+    };
+    for args in [
+        vec!["timeline"],
+        vec!["load", &gone],
+        vec!["pin", &gone],
+        vec!["forget", &gone],
+    ] {
+        let (_, log) = run(&args);
+        assert!(!log.contains("read from the database"), "{args:?}: {log}");
+    }
+    let (status, log) = run(&["status", "--json"]);
+    assert!(log.contains("read from the database"), "{log}");
+    assert!(log.contains("(1 vectors, 1 patched)"), "{log}");
+    let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(status["index"]["size"], serde_json::json!(1));
+    let (recalled, _) = run(&["recall", "which database runs billing", "--wing", "ops"]);
+    assert!(
+        recalled.contains("PostgreSQL 16") && !recalled.contains("MySQL"),
+        "{recalled}"
+    );
+}

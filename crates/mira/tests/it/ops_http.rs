@@ -178,6 +178,10 @@ fn metrics_parse_as_prometheus_text_and_move_after_a_store_and_a_recall() {
         mira::App::open_with_embedder(cfg, Arc::new(mira_embed::HashEmbedder::new(384)))
             .expect("open app"),
     );
+    // As `mira serve` does before attaching: the index read, its graph checked.
+    app.index()
+        .expect("index")
+        .wait_idle(Duration::from_secs(30));
     ops.attach(app.clone());
 
     let (status, text) = get(&url);

@@ -22,7 +22,7 @@ use mira_core::lexical::Bm25Params;
 use mira_core::memory::MemoryId;
 use mira_core::rank::RankParams;
 use mira_core::render::Frame;
-use mira_store::index::Card;
+use mira_store::index::{Card, VectorIndexManager};
 use mira_store::Scope;
 use retrieve::{rank, RankInput};
 use serde::Serialize;
@@ -228,19 +228,17 @@ fn validate_request(app: &App, req: &RecallRequest) -> UseCaseResult<u32> {
     Ok(budget as u32)
 }
 
-/// Brings the in-memory catalog and vector index in step with the database (see
-/// [`crate::App::sync_index`]).
-pub fn sync_index(app: &App) {
-    app.sync_index();
-}
-
 /// Adds the current version of every superseded candidate (following chains of updates) with
 /// at least the relevance of what it replaced, and ranks each superseded memory just below its
 /// successor; `recall.superseded: exclude` drops superseded memories instead.
-fn with_successors(app: &App, mut cands: Vec<Candidate>) -> Vec<Candidate> {
+fn with_successors(
+    app: &App,
+    index: &VectorIndexManager,
+    mut cands: Vec<Candidate>,
+) -> Vec<Candidate> {
     let mut present: HashSet<MemoryId> = cands.iter().map(|c| c.card.id).collect();
     let mut added = Vec::new();
-    app.index.view(|view| {
+    index.view(|view| {
         let catalog = view.catalog();
         for c in &mut cands {
             let mut next = c.card.superseded_by;
@@ -297,9 +295,9 @@ fn with_successors(app: &App, mut cands: Vec<Candidate>) -> Vec<Candidate> {
 
 /// Adds the pinned memories of `scope` that the ranking left out (relevance 0: they are shown
 /// for being pinned, within `allocator.pinned_share`).
-fn with_pinned(app: &App, cands: &mut Vec<Candidate>, scope: &Scope) {
+fn with_pinned(index: &VectorIndexManager, cands: &mut Vec<Candidate>, scope: &Scope) {
     let present: HashSet<MemoryId> = cands.iter().map(|c| c.card.id).collect();
-    app.index.view(|view| {
+    index.view(|view| {
         let catalog = view.catalog();
         for card in catalog.pinned(scope) {
             if !present.contains(&card.id) {
@@ -337,7 +335,7 @@ struct Ranked {
 }
 
 fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Ranked> {
-    sync_index(app);
+    let index = app.synced_index()?;
     let qvec = if mode.lexical() {
         Vec::new()
     } else {
@@ -365,7 +363,7 @@ fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Rank
             exhaustive_below: r.exhaustive_below,
             k: app.config.allocator.max_candidates,
         };
-        cands = rank(app, &input)?;
+        cands = rank(app, index, &input)?;
         if !cands.is_empty() {
             fallback_wing = fallback;
             break;
@@ -373,12 +371,12 @@ fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Rank
     }
     let candidates = cands.len();
     if mode == Retrieval::Hybrid {
-        cands = with_successors(app, cands);
+        cands = with_successors(app, index, cands);
         let scope = Scope {
             wing: fallback_wing.clone().or_else(|| req.wing.clone()),
             room: req.room.clone(),
         };
-        with_pinned(app, &mut cands, &scope);
+        with_pinned(index, &mut cands, &scope);
     }
     Ok(Ranked {
         cands,

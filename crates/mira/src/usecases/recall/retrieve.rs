@@ -12,7 +12,7 @@ use mira_core::lexical;
 use mira_core::memory::MemoryId;
 use mira_core::rank::{self, Moments, RankParams};
 use mira_core::{expand, fusion};
-use mira_store::index::{unit_cosine, Catalog, IndexView};
+use mira_store::index::{unit_cosine, Catalog, IndexView, VectorIndexManager};
 use mira_store::{Backend, Database, Scope, TextRank};
 use std::collections::HashSet;
 
@@ -59,14 +59,16 @@ pub(super) struct RankInput<'a> {
 }
 
 /// The memories of the scope ranked by relevance (best first, at most `k`).
-pub(super) fn rank(app: &App, input: &RankInput<'_>) -> UseCaseResult<Vec<Candidate>> {
+pub(super) fn rank(
+    app: &App,
+    index: &VectorIndexManager,
+    input: &RankInput<'_>,
+) -> UseCaseResult<Vec<Candidate>> {
     if let Retrieval::FullText(variant) = input.mode {
-        return full_text(app, input, variant);
+        return full_text(app, index, input, variant);
     }
-    let dense = database_dense_hits(app, input);
-    Ok(app
-        .index
-        .view(|view| Ranker::new(view, input, dense).ranked()))
+    let dense = database_dense_hits(app, index, input);
+    Ok(index.view(|view| Ranker::new(view, input, dense).ranked()))
 }
 
 /// The best `k` of the scope by the database's own full-text search (a baseline for
@@ -74,6 +76,7 @@ pub(super) fn rank(app: &App, input: &RankInput<'_>) -> UseCaseResult<Vec<Candid
 /// the score over the best one's.
 fn full_text(
     app: &App,
+    index: &VectorIndexManager,
     input: &RankInput<'_>,
     variant: Option<TextRank>,
 ) -> UseCaseResult<Vec<Candidate>> {
@@ -92,7 +95,7 @@ fn full_text(
         },
     };
     let top = hits.first().map_or(1.0, |h| h.1);
-    Ok(app.index.view(|view| {
+    Ok(index.view(|view| {
         let catalog = view.catalog();
         hits.into_iter()
             .filter_map(|(id, score)| {
@@ -115,11 +118,15 @@ fn full_text(
 /// The database's own dense search (pgvector's HNSW index on PostgreSQL, filtered by the scope
 /// in the same query) for a scope too large to score whole; `None` when the in-memory index
 /// answers instead: SQLite, a small scope, no query vector, or a failing query (logged).
-fn database_dense_hits(app: &App, input: &RankInput<'_>) -> Option<Vec<(MemoryId, f32)>> {
+fn database_dense_hits(
+    app: &App,
+    index: &VectorIndexManager,
+    input: &RankInput<'_>,
+) -> Option<Vec<(MemoryId, f32)>> {
     if input.qvec.is_empty() || app.store.backend() != Backend::Postgres {
         return None;
     }
-    let n = app.index.view(|v| v.catalog().scope_size(&input.filter));
+    let n = index.view(|v| v.catalog().scope_size(&input.filter));
     if n <= input.exhaustive_below {
         return None;
     }

@@ -267,9 +267,8 @@ pub(super) fn retraction_targets(
     if terms.is_empty() || embedding.is_empty() {
         return Ok(Vec::new());
     }
-    app.sync_index();
     let hits = app
-        .index
+        .synced_index()?
         .search(embedding, RETRACT_CANDIDATES, &Scope::wing(&m.wing));
     let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).collect();
     let memories = reads.get_many(&ids, Parts::NONE)?;
