@@ -1,5 +1,6 @@
-//! The application: configuration, the store, and the embedder (loaded lazily, so that start-up
-//! never waits for the model).
+//! The application: configuration, the store, the index and the embedder (the last two read or
+//! loaded on first use: opening waits for neither, and commands that need neither never pay for
+//! them).
 
 use crate::config::{Config, ConfigSource, StorageBackend};
 use crate::ops::{Metrics, TimedEmbedder};
