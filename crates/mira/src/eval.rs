@@ -417,9 +417,6 @@ fn systems(text_ranks: bool) -> Vec<(String, Retrieval)> {
     out
 }
 
-/// Index of BM25 among [`systems`].
-const BM25: usize = 1;
-
 /// The declared grid of `--loco`: lexical weight × propagation weight × entity boost around
 /// `base` (the configured parameters), each point named by its values.
 pub fn loco_grid(base: RankParams) -> Vec<(String, RankParams)> {
@@ -500,6 +497,10 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
         bail!("--text-ranks compares PostgreSQL's full-text rankings: run it with storage.backend: postgres");
     }
     let systems = systems(opts.text_ranks);
+    let bm25 = systems
+        .iter()
+        .position(|(_, mode)| *mode == Retrieval::LexicalOnly)
+        .context("BM25 is among the systems")?;
     let progress = crate::progress::Progress::new();
     let conv_bar = progress.bar("eval", Some(convs.len() as u64), "conversations");
     let item_bar = progress.bar("", Some(0), "turns stored");
@@ -602,7 +603,7 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
                 }
                 asked.push((rec, out.ranking.iter().take(10).copied().collect()));
             }
-            let bm25_top: HashSet<MemoryId> = asked[BM25].1.iter().copied().collect();
+            let bm25_top: HashSet<MemoryId> = asked[bm25].1.iter().copied().collect();
             for (mut rec, top) in asked {
                 let shared = top.iter().filter(|id| bm25_top.contains(id)).count();
                 rec.o10 = if bm25_top.is_empty() {

@@ -74,12 +74,8 @@ impl PgStore {
     /// Creates the empty database `name` on the server of `opts` (connected to the database
     /// `opts` names), first dropping one of that name, with its connections, if there is one.
     pub fn recreate_database(opts: &PgOptions, name: &str) -> Result<()> {
-        let name = checked_name(name)?;
-        admin(
-            opts,
-            &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
-        )?;
-        admin(opts, &format!("CREATE DATABASE {name}"))
+        Self::drop_database(opts, name)?;
+        admin(opts, &format!("CREATE DATABASE {}", checked_name(name)?))
     }
 
     /// Drops the database `name` on the server of `opts`, with its connections, if it exists.

@@ -287,7 +287,7 @@ impl<'v, 'a> Ranker<'v, 'a> {
             Retrieval::LexicalOnly => self.lexical_hits.clone(),
             Retrieval::DenseOnly => self.dense_only(),
             Retrieval::Rrf => self.rrf(),
-            // Ranked by the database before the index is read (`full_text`).
+            // Ranked by the database instead (`rank` hands it to `full_text`).
             Retrieval::FullText(_) => Vec::new(),
         };
         let mut scored = scored;
