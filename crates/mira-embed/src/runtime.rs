@@ -10,9 +10,13 @@ use ort::value::Tensor;
 
 use crate::{EmbedError, DIMENSION};
 
-/// Name of the ONNX Runtime library in the model directory (scripts/fetch-model.sh copies it
-/// there from the pinned onnxruntime wheel).
-pub const LIBRARY_FILE: &str = "libonnxruntime.so";
+/// Name of the ONNX Runtime library in the model directory, the platform's name for it
+/// (scripts/fetch-model.sh copies it there from the pinned onnxruntime wheel under this name).
+pub const LIBRARY_FILE: &str = if cfg!(target_os = "macos") {
+    "libonnxruntime.dylib"
+} else {
+    "libonnxruntime.so"
+};
 
 /// The process's ONNX Runtime environment: the library can be loaded only once, and `ort`
 /// allows one environment per process.

@@ -29,6 +29,7 @@ mod ops_http;
 mod pg_server;
 mod recall_usecase;
 mod redaction;
+mod setup_script;
 mod soul_mcp;
 mod soul_status;
 mod store_usecase;
