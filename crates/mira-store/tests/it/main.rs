@@ -10,3 +10,4 @@ mod index_behaviour;
 mod index_recall_real;
 mod pg_server;
 mod repo;
+mod shared_dir;

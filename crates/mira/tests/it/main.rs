@@ -30,6 +30,8 @@ mod pg_server;
 mod recall_usecase;
 mod redaction;
 mod setup_script;
+#[path = "../../../mira-store/tests/it/shared_dir.rs"]
+mod shared_dir;
 mod soul_mcp;
 mod soul_status;
 mod store_usecase;
