@@ -295,6 +295,16 @@ pub fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     Arc::new(schema)
 }
 
+/// The output schema of a tool (its `outputSchema`): what `T`, the type its handler answers with
+/// as structured content, serialises to. The root is an object, as clients of MCP 2025-06-18
+/// require (a union of outcomes is an object of one of their shapes).
+pub fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    let mut schema = JsonObject::clone(&rmcp::handler::server::tool::schema_for_output::<T>());
+    schema.remove("$schema");
+    schema.insert("type".into(), Value::String("object".into()));
+    Arc::new(schema)
+}
+
 /// Parses a tool's arguments; the error names the argument and what is wrong with it.
 pub fn parse<T: DeserializeOwned>(tool: &str, args: JsonObject) -> Result<T, String> {
     serde_path_to_error::deserialize(Value::Object(args)).map_err(|e| {

@@ -1,7 +1,7 @@
 //! What every MCP tool call goes through, whichever tool it is.
 //!
 //! A tool is declared once, as a [`Tool`]: what `tools/list` shows (name, title, description,
-//! input schema, and annotations derived from its [`Effect`]) and the handler that answers it.
+//! input and output schemas, and annotations derived from its [`Effect`]) and the handler that answers it.
 //! A handler parses its arguments (errors become `isError: true` results that say how to fix
 //! the call), runs its use case on the blocking pool (SQLite and the model are blocking) under
 //! the `mcp.timeout_seconds` limit ([`Calls::run`]), and answers with its text plus the outcome
@@ -42,6 +42,9 @@ pub(super) struct Tool {
     pub description: &'static str,
     /// Its input schema.
     pub schema: fn() -> Arc<JsonObject>,
+    /// The schema of its structured content ([`super::args::output_schema`] of the type its
+    /// handler serialises).
+    pub output: fn() -> Arc<JsonObject>,
     /// What it does to the memory.
     pub effect: Effect,
     /// Whether calling it twice with the same arguments does no more than once.
@@ -58,15 +61,15 @@ impl Tool {
 
     /// What `tools/list` shows of it.
     fn listing(&self) -> rmcp::model::Tool {
-        rmcp::model::Tool::new(self.name, self.description, (self.schema)()).with_annotations(
-            ToolAnnotations::from_raw(
+        rmcp::model::Tool::new(self.name, self.description, (self.schema)())
+            .with_raw_output_schema((self.output)())
+            .with_annotations(ToolAnnotations::from_raw(
                 Some(self.title.to_owned()),
                 Some(self.effect == Effect::Reads),
                 Some(self.effect == Effect::Removes),
                 Some(self.idempotent),
                 Some(false),
-            ),
-        )
+            ))
     }
 }
 

@@ -2,7 +2,7 @@
 //! the same application. Each request runs on its own task and use cases run on the blocking
 //! pool, so a slow call (the first model load, a large store) never holds up the others.
 
-use super::frame::{classify, error_frame, Parsed, MAX_FRAME_BYTES};
+use super::frame::{classify, error_frame, Framing, Parsed, MAX_FRAME_BYTES};
 use super::server::MiraServer;
 use anyhow::{Context, Result};
 use axum::body::Body;
@@ -45,7 +45,8 @@ pub async fn serve(server: MiraServer, addr: SocketAddr) -> Result<()> {
         StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
     let router = axum::Router::new()
         .route_service(PATH, service)
-        .layer(axum::middleware::from_fn(check_frame));
+        .layer(axum::middleware::from_fn(check_frame))
+        .layer(axum::middleware::from_fn(end_session));
     let router = crate::bearer::protect(router, token.as_deref(), "mcp.http.auth_token")
         .merge(crate::ui::router(app, addr, token.as_deref()));
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
@@ -71,8 +72,9 @@ fn rpc_error(status: StatusCode, frame: String) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], frame).into_response()
 }
 
-/// Answers a malformed POST body with a JSON-RPC error (400) instead of rmcp's bare 415, and
-/// bodies over [`MAX_FRAME_BYTES`] with 413.
+/// Answers a malformed POST body with a JSON-RPC error (400) instead of rmcp's bare 415, bodies
+/// over [`MAX_FRAME_BYTES`] with 413, and a request for a feature mira does not offer with
+/// "method not found" (200).
 async fn check_frame(request: Request, next: Next) -> Response {
     if request.method() != Method::POST {
         return next.run(request).await;
@@ -87,12 +89,25 @@ async fn check_frame(request: Request, next: Next) -> Response {
             error_frame(&Value::Null, -32600, msg),
         );
     };
-    match classify(&bytes) {
+    match classify(&bytes, Framing::Body) {
         Parsed::Message(_) => {
             next.run(Request::from_parts(parts, Body::from(bytes)))
                 .await
         }
         Parsed::Skip => StatusCode::ACCEPTED.into_response(),
         Parsed::Answer(frame) => rpc_error(StatusCode::BAD_REQUEST, frame),
+        // A well-formed request: its answer (an error) is the request's result.
+        Parsed::Unoffered(frame) => rpc_error(StatusCode::OK, frame),
     }
+}
+
+/// Ends a session (`DELETE /mcp`) with 204 No Content: rmcp answers 202, which clients read as
+/// a failure ("Session termination failed: 202" from the Python SDK at every close).
+async fn end_session(request: Request, next: Next) -> Response {
+    let delete = request.method() == Method::DELETE;
+    let response = next.run(request).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        return StatusCode::NO_CONTENT.into_response();
+    }
+    response
 }

@@ -57,6 +57,7 @@ pub(super) const TOOLS: &[Tool] = &[
         title: "Store a memory",
         description: STORE_DESCRIPTION,
         schema: args::input_schema::<StoreArgs>,
+        output: args::output_schema::<store::StoreOutcome>,
         effect: Effect::Writes,
         idempotent: true,
         handler: |c, a| Box::pin(store(c, a)),
@@ -66,6 +67,7 @@ pub(super) const TOOLS: &[Tool] = &[
         title: "Recall context",
         description: RECALL_DESCRIPTION,
         schema: args::input_schema::<RecallArgs>,
+        output: args::output_schema::<recall::RecallOutcome>,
         effect: Effect::Reads,
         idempotent: true,
         handler: |c, a| Box::pin(recall(c, a)),
@@ -75,6 +77,7 @@ pub(super) const TOOLS: &[Tool] = &[
         title: "Load a memory",
         description: LOAD_DESCRIPTION,
         schema: args::input_schema::<LoadArgs>,
+        output: args::output_schema::<load::LoadedMemory<'static>>,
         effect: Effect::Reads,
         idempotent: true,
         handler: |c, a| Box::pin(load(c, a)),
@@ -84,6 +87,7 @@ pub(super) const TOOLS: &[Tool] = &[
         title: "Memory status",
         description: STATUS_DESCRIPTION,
         schema: args::input_schema::<StatusArgs>,
+        output: args::output_schema::<status::Status>,
         effect: Effect::Reads,
         idempotent: true,
         handler: |c, a| Box::pin(status(c, a)),
@@ -93,6 +97,7 @@ pub(super) const TOOLS: &[Tool] = &[
         title: "Timeline",
         description: TIMELINE_DESCRIPTION,
         schema: args::input_schema::<TimelineArgs>,
+        output: args::output_schema::<timeline::TimelineOutcome>,
         effect: Effect::Reads,
         idempotent: true,
         handler: |c, a| Box::pin(timeline(c, a)),
@@ -102,6 +107,7 @@ pub(super) const TOOLS: &[Tool] = &[
         title: "Causal chain",
         description: CAUSAL_DESCRIPTION,
         schema: args::input_schema::<CausalArgs>,
+        output: args::output_schema::<causal::CausalChain>,
         effect: Effect::Reads,
         idempotent: true,
         handler: |c, a| Box::pin(causal_chain(c, a)),
@@ -111,6 +117,7 @@ pub(super) const TOOLS: &[Tool] = &[
         title: "Archive old memories",
         description: ARCHIVE_DESCRIPTION,
         schema: args::input_schema::<ArchiveArgs>,
+        output: args::output_schema::<ArchiveAnswer>,
         effect: Effect::Removes,
         idempotent: true,
         handler: |c, a| Box::pin(archive(c, a)),
@@ -120,6 +127,7 @@ pub(super) const TOOLS: &[Tool] = &[
         title: "Clear memories",
         description: CLEAR_DESCRIPTION,
         schema: args::input_schema::<ClearArgs>,
+        output: args::output_schema::<clear::ClearOutcome>,
         effect: Effect::Removes,
         idempotent: true,
         handler: |c, a| Box::pin(clear(c, a)),
@@ -129,6 +137,7 @@ pub(super) const TOOLS: &[Tool] = &[
         title: "Forget a memory",
         description: FORGET_DESCRIPTION,
         schema: args::input_schema::<ForgetArgs>,
+        output: args::output_schema::<clear::ForgetOutcome>,
         effect: Effect::Removes,
         idempotent: true,
         handler: |c, a| Box::pin(forget(c, a)),
@@ -380,8 +389,8 @@ async fn archive(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fai
         return c
             .answer(
                 false,
-                move |app| archive::unarchive(app, &restore),
-                archive::render_unarchive_text,
+                move |app| archive::unarchive(app, &restore).map(ArchiveAnswer::Restored),
+                ArchiveAnswer::text,
             )
             .await;
     }
@@ -393,10 +402,29 @@ async fn archive(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fai
     };
     c.answer(
         false,
-        move |app| archive::archive(app, &req),
-        archive::render_text,
+        move |app| archive::archive(app, &req).map(ArchiveAnswer::Archived),
+        ArchiveAnswer::text,
     )
     .await
+}
+
+/// What `mira_archive` answers: what it archived (or would, on a dry run), or what it restored.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+enum ArchiveAnswer {
+    /// An archive, or its dry run.
+    Archived(archive::ArchiveOutcome),
+    /// A restore.
+    Restored(archive::UnarchiveOutcome),
+}
+
+impl ArchiveAnswer {
+    fn text(&self) -> String {
+        match self {
+            ArchiveAnswer::Archived(a) => archive::render_text(a),
+            ArchiveAnswer::Restored(r) => archive::render_unarchive_text(r),
+        }
+    }
 }
 
 async fn clear(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {

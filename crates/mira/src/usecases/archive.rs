@@ -35,7 +35,7 @@ pub struct ArchiveRequest {
 }
 
 /// One criterion of an archive run and how many memories it selected.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RuleCount {
     /// The type it applies to (every type when absent).
     pub memory_type: Option<MemoryType>,
@@ -46,7 +46,7 @@ pub struct RuleCount {
 }
 
 /// A memory archived (or restored).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ArchivedItem {
     /// Its id.
     pub id: MemoryId,
@@ -58,13 +58,14 @@ pub struct ArchivedItem {
     pub summary: String,
     /// When it was created (RFC 3339 in JSON).
     #[serde(serialize_with = "rfc3339")]
+    #[schemars(with = "String")]
     pub created_at: DateTime<Utc>,
     /// T0 tokens.
     pub tokens: u32,
 }
 
 /// What an archive run did (or, for a dry run, would do).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ArchiveOutcome {
     /// Whether nothing was changed.
     pub dry_run: bool,
@@ -81,7 +82,7 @@ pub struct ArchiveOutcome {
 }
 
 /// What an un-archive did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct UnarchiveOutcome {
     /// The memories restored to recall and the index.
     pub restored: Vec<ArchivedItem>,

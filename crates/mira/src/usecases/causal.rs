@@ -33,7 +33,7 @@ pub struct CausalRequest {
 }
 
 /// A memory of a chain (the start, or one step).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ChainNode {
     /// Its id.
     pub id: MemoryId,
@@ -43,6 +43,7 @@ pub struct ChainNode {
     pub summary: String,
     /// When it was created (RFC 3339 in JSON).
     #[serde(serialize_with = "rfc3339")]
+    #[schemars(with = "String")]
     pub created_at: DateTime<Utc>,
     /// Whether it is archived.
     pub archived: bool,
@@ -51,7 +52,7 @@ pub struct ChainNode {
 }
 
 /// One step of a chain: a memory reached through one edge.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ChainStep {
     /// The memory reached.
     pub node: ChainNode,
@@ -66,7 +67,7 @@ pub struct ChainStep {
 }
 
 /// The result of a causal chain search.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct CausalChain {
     /// The start.
     pub start: ChainNode,

@@ -20,7 +20,7 @@ use mira_store::{DeleteCounts, DeleteScope};
 use serde::Serialize;
 
 /// What a clear covers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ClearScope {
     /// Every memory (reference `mode: global`).
@@ -164,7 +164,7 @@ pub struct ClearRequest {
 }
 
 /// What a clear or forget deleted.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ClearOutcome {
     /// The scope cleared.
     pub scope: ClearScope,
@@ -183,7 +183,7 @@ pub struct ClearOutcome {
 }
 
 /// What a forget deleted.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ForgetOutcome {
     /// The memory forgotten.
     pub id: MemoryId,

@@ -2,8 +2,11 @@
 
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
+use mira_core::memory::{Fingerprint, MemoryId, MemoryType, RelationType};
+use mira_core::tags::Tag;
 use mira_core::{render, slots};
 use mira_store::StoredMemory;
+use serde::Serialize;
 use std::fmt::Write;
 
 /// Loads the memory with this id (any printed form: `<uuid>`, `T0:<uuid>`).
@@ -80,27 +83,93 @@ pub fn render_text(m: &StoredMemory, replaced: Option<&str>) -> String {
     out
 }
 
-/// The JSON form of a loaded memory.
+/// The JSON form of a loaded memory (`mira load --json`, `mira_load`'s structured content).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct LoadedMemory<'a> {
+    /// The memory's UUID.
+    pub id: MemoryId,
+    /// Its wing.
+    pub wing: &'a str,
+    /// Its room.
+    pub room: &'a str,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub memory_type: MemoryType,
+    /// When it happened (RFC 3339, milliseconds).
+    pub created_at: String,
+    /// The verbatim text (T0).
+    pub content: &'a str,
+    /// The extracted facts (T1).
+    pub fingerprint: &'a Fingerprint,
+    /// How many facts the fingerprint holds.
+    pub fact_count: u32,
+    /// Tokens of the text.
+    pub token_count: u32,
+    /// Tokens of the fingerprint's rendering.
+    pub fingerprint_tokens: u32,
+    /// Its tags.
+    pub tags: &'a [Tag],
+    /// Causal links from the memories it follows from.
+    pub causes: Vec<Link>,
+    /// Causal links to the memories that follow from it.
+    pub consequences: Vec<Link>,
+    /// Whether it is archived (out of recall).
+    pub archived: bool,
+    /// The memory that replaced it, if any.
+    pub superseded_by: Option<MemoryId>,
+    /// The conversation it came from.
+    pub session_id: Option<&'a str>,
+}
+
+/// A causal link of a loaded memory.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Link {
+    /// The memory at the other end.
+    pub id: MemoryId,
+    /// The relation (cause → consequence).
+    pub relation: RelationType,
+    /// Confidence in [0, 1] (computed in f32: shown as such).
+    pub confidence: f32,
+}
+
+impl<'a> From<&'a StoredMemory> for LoadedMemory<'a> {
+    fn from(m: &'a StoredMemory) -> Self {
+        let mem = &m.memory;
+        let links = |edges: &[mira_store::Edge]| {
+            edges
+                .iter()
+                .map(|e| Link {
+                    id: e.other,
+                    relation: e.relation,
+                    confidence: e.confidence as f32,
+                })
+                .collect()
+        };
+        LoadedMemory {
+            id: mem.id,
+            wing: &mem.wing,
+            room: &mem.room,
+            memory_type: mem.memory_type,
+            created_at: mem
+                .created_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            content: &mem.content,
+            fingerprint: &mem.fingerprint,
+            fact_count: m.fact_count(),
+            token_count: mem.token_count,
+            fingerprint_tokens: m.facts.fingerprint_tokens,
+            tags: &m.tags,
+            causes: links(&m.causes),
+            consequences: links(&m.consequences),
+            archived: mem.archived,
+            superseded_by: mem.superseded_by,
+            session_id: mem.session_id.as_deref(),
+        }
+    }
+}
+
+/// The JSON form of a loaded memory ([`LoadedMemory`]).
 pub fn to_json(m: &StoredMemory) -> serde_json::Value {
-    let mem = &m.memory;
-    // Confidences are computed in f32: shown as such.
-    let edge = |e: &mira_store::Edge| serde_json::json!({"id": e.other, "relation": e.relation, "confidence": e.confidence as f32});
-    serde_json::json!({
-        "id": mem.id,
-        "wing": mem.wing,
-        "room": mem.room,
-        "type": mem.memory_type,
-        "created_at": mem.created_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        "content": mem.content,
-        "fingerprint": mem.fingerprint,
-        "fact_count": m.fact_count(),
-        "token_count": mem.token_count,
-        "fingerprint_tokens": m.facts.fingerprint_tokens,
-        "tags": m.tags.iter().map(|t| serde_json::json!({"tag": t.tag, "kind": t.kind})).collect::<Vec<_>>(),
-        "causes": m.causes.iter().map(edge).collect::<Vec<_>>(),
-        "consequences": m.consequences.iter().map(edge).collect::<Vec<_>>(),
-        "archived": mem.archived,
-        "superseded_by": mem.superseded_by,
-        "session_id": mem.session_id,
-    })
+    serde_json::to_value(LoadedMemory::from(m))
+        .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
 }

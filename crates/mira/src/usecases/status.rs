@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// What `mira status` reports.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Status {
     /// mira's version.
     pub version: String,
@@ -61,7 +61,7 @@ pub struct Status {
 }
 
 /// The vector index part of the status.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct IndexStatus {
     /// `exact` or `hnsw`: the path searches take now.
     pub kind: String,

@@ -50,12 +50,13 @@ pub struct TimelineRequest {
 }
 
 /// One memory of the timeline.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TimelineItem {
     /// Its id (printed `T0:<id>`).
     pub id: MemoryId,
     /// When it was created (RFC 3339 in JSON).
     #[serde(serialize_with = "rfc3339")]
+    #[schemars(with = "String")]
     pub created_at: DateTime<Utc>,
     /// Its wing.
     pub wing: String,
@@ -72,7 +73,7 @@ pub struct TimelineItem {
 }
 
 /// One page of the timeline.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TimelineOutcome {
     /// The wing asked for (all wings when absent).
     pub wing: Option<String>,

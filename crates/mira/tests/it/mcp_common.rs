@@ -571,6 +571,21 @@ impl HttpClient {
         assert!(r.get("error").is_none(), "{name}: protocol error {r}");
         r["result"].clone()
     }
+
+    /// Ends the session (`DELETE` with its id), as a client does when it closes; returns the
+    /// HTTP status.
+    pub fn end_session(&mut self) -> u16 {
+        let session = self.session.take().expect("a session to end");
+        let mut req = self
+            .http
+            .delete(&self.url)
+            .header("Mcp-Session-Id", session)
+            .header("MCP-Protocol-Version", PROTOCOL);
+        if let Some(t) = &self.token {
+            req = req.bearer_auth(t);
+        }
+        req.send().expect("DELETE to mira").status().as_u16()
+    }
 }
 
 /// The median of some durations, in milliseconds.

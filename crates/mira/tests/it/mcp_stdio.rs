@@ -703,3 +703,32 @@ fn history_keeps_its_dates_and_sessions() {
         .unwrap();
     assert_eq!(cli.status.code(), Some(2));
 }
+
+/// Issue 34, item 8, over stdio: a client probing prompts and resources (mira offers tools only)
+/// gets "method not found", and the server's log (at its default level) stays quiet.
+#[test]
+fn probes_for_prompts_and_resources_get_method_not_found_quietly() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = StdioClient::spawn(dir.path(), &["serve"]);
+    client.initialize();
+    for method in [
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "completion/complete",
+    ] {
+        let r = client.request(method, json!({}));
+        assert_eq!(r["error"]["code"], -32601, "{method}: {r}");
+    }
+    let r = client.request("tools/list", json!({}));
+    assert!(
+        r["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{r}"
+    );
+    let log = client.stderr();
+    assert!(client.close().0.success());
+    assert!(!log.contains("WARN"), "{log}");
+}

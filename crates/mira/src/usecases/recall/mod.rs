@@ -84,7 +84,7 @@ impl std::str::FromStr for Order {
 }
 
 /// One memory in the recalled context.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RecalledItem {
     /// Its id.
     pub id: MemoryId,
@@ -115,7 +115,7 @@ pub struct RecalledItem {
 }
 
 /// The result of a recall.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RecallOutcome {
     /// The query.
     pub query: String,

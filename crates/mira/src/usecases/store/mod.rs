@@ -47,7 +47,7 @@ pub struct StoreRequest {
 }
 
 /// A causal link created by a store.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct LinkOutcome {
     /// The earlier memory.
     pub target: MemoryId,
@@ -58,7 +58,7 @@ pub struct LinkOutcome {
 }
 
 /// What a store did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StoreOutcome {
     /// The memory's id (the existing one for an exact duplicate).
     pub id: MemoryId,
