@@ -89,8 +89,8 @@ pub enum Command {
         /// Also serve the 8 soul_* identity tools (as soul.enabled: true).
         #[arg(long)]
         with_soul: bool,
-        /// Serve /health and /metrics on ADDR (default metrics.prometheus_addr, 127.0.0.1:9090);
-        /// they are on by default only with --http.
+        /// Also serve /health and /metrics on a port of their own, ADDR (default
+        /// metrics.prometheus_addr, 127.0.0.1:9090); with --http they are on the server's port.
         #[arg(long, value_name = "ADDR", num_args = 0..=1)]
         metrics: Option<Option<String>>,
     },
@@ -544,8 +544,9 @@ pub enum IndexAction {
 }
 
 /// `mira serve` and `mira` alone: MCP on the transport chosen by `--http` or `mcp.transport`.
-/// The health and metrics server starts first, so that `/health/ready` answers 503 while the
-/// store opens; a port already taken (another mira) only costs the endpoints, not MCP.
+/// A health and metrics listener of its own, when asked for, starts first, so that
+/// `/health/ready` answers 503 while the store opens; a port already taken (another mira) only
+/// costs the endpoints, not MCP.
 fn serve(
     cli: &Cli,
     http: Option<Option<&str>>,
@@ -561,8 +562,9 @@ fn serve(
         }
     }
     let transport = crate::mcp::transport(&config.mcp, http)?;
-    let on_by_default = matches!(transport, crate::mcp::Transport::Http(_));
-    let ops = if config.metrics.enabled.unwrap_or(on_by_default) {
+    // An HTTP server serves the endpoints on its own port (`ops::beside_mcp`); a listener of
+    // their own only when asked for.
+    let ops = if config.metrics.enabled == Some(true) {
         crate::ops::OpsServer::start(&config.metrics)
             .map_err(|e| tracing::warn!("no health and metrics endpoints: {e:#}"))
             .ok()

@@ -661,10 +661,11 @@ impl Default for McpConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MetricsConfig {
-    /// Serve `/health` and `/metrics`. Unset: on for `mira serve --http`, off for stdio servers
-    /// (every MCP client starts its own, and they would fight over one port).
+    /// Unset: `mira serve --http` serves `/health` and `/metrics` on its own port, a stdio
+    /// server nowhere (every MCP client starts its own). `true`: also on a listener of their own
+    /// at `prometheus_addr`, for either transport; `false`: nowhere.
     pub enabled: Option<bool>,
-    /// Listen address (loopback by default).
+    /// The address of that listener of their own (loopback by default).
     pub prometheus_addr: String,
     /// When set, `/metrics` and `/health` require `Authorization: Bearer <token>`
     /// (`/health/live` and `/health/ready` stay open for probes).

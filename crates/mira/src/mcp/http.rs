@@ -47,8 +47,12 @@ pub async fn serve(server: MiraServer, addr: SocketAddr) -> Result<()> {
         .route_service(PATH, service)
         .layer(axum::middleware::from_fn(check_frame))
         .layer(axum::middleware::from_fn(end_session));
-    let router = crate::bearer::protect(router, token.as_deref(), "mcp.http.auth_token")
+    let ops = crate::ops::beside_mcp(app.clone());
+    let mut router = crate::bearer::protect(router, token.as_deref(), "mcp.http.auth_token")
         .merge(crate::ui::router(app, addr, token.as_deref()));
+    if let Some(ops) = ops.clone() {
+        router = router.merge(ops);
+    }
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
         format!("cannot listen on {addr} (mcp.http.addr / --http): is another server using it?")
     })?;
@@ -58,6 +62,9 @@ pub async fn serve(server: MiraServer, addr: SocketAddr) -> Result<()> {
     // stdout stays unused in every mode; this line is how people (and tests) find the port.
     eprintln!("mira: MCP over streamable HTTP on http://{local}{PATH}");
     eprintln!("mira: memory browser on http://{local}{}", crate::ui::PATH);
+    if ops.is_some() {
+        eprintln!("mira: health and metrics on http://{local}/health and /metrics");
+    }
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             crate::serving::shutdown_signal().await;

@@ -1,6 +1,8 @@
-//! The health and metrics HTTP server (`/health`, `/health/live`, `/health/ready`,
-//! `/metrics`), on its own thread and runtime so that it runs beside either MCP transport
-//! and answers while the store is still opening.
+//! The health and metrics endpoints (`/health`, `/health/live`, `/health/ready`, `/metrics`):
+//! on the port of `mira serve --http` beside `/mcp` ([`beside_mcp`]), and, when asked for
+//! (`--metrics`, `metrics.enabled: true`), on a listener of their own ([`OpsServer`]: its own
+//! thread and runtime, so that it runs beside either MCP transport and answers while the store
+//! is still opening).
 
 use super::health;
 use crate::config::MetricsConfig;
@@ -58,14 +60,11 @@ impl OpsServer {
         }
         let slot: Slot = Arc::default();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let detailed = axum::Router::new()
-            .route("/health", get(full_health))
-            .route("/metrics", get(metrics));
-        let router =
-            crate::bearer::protect(detailed, config.auth_token.as_deref(), "metrics.auth_token")
-                .route("/health/live", get(live))
-                .route("/health/ready", get(ready))
-                .with_state(slot.clone());
+        let router = routes(
+            slot.clone(),
+            config.auth_token.as_deref(),
+            "metrics.auth_token",
+        );
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -118,6 +117,41 @@ impl Drop for OpsServer {
             let _ = t.join();
         }
     }
+}
+
+/// The health and metrics routes over the app in `slot`: `/health` and `/metrics` need `token`
+/// (named `setting` in a refusal) when one is set; the probes `/health/live` and `/health/ready`
+/// stay open.
+fn routes(slot: Slot, token: Option<&str>, setting: &'static str) -> axum::Router {
+    let detailed = axum::Router::new()
+        .route("/health", get(full_health))
+        .route("/metrics", get(metrics));
+    crate::bearer::protect(detailed, token, setting)
+        .route("/health/live", get(live))
+        .route("/health/ready", get(ready))
+        .with_state(slot)
+}
+
+/// The health and metrics routes `mira serve --http` serves on its own port beside `/mcp`
+/// (none with `metrics.enabled: false`). `/health` and `/metrics` need `metrics.auth_token`
+/// when it is set, else the server's own `mcp.http.auth_token` when that is.
+pub fn beside_mcp(app: Arc<App>) -> Option<axum::Router> {
+    let config = &app.config;
+    if config.metrics.enabled == Some(false) {
+        return None;
+    }
+    let (token, setting) = match config.metrics.auth_token.as_deref() {
+        Some(t) if !t.is_empty() => (Some(t.to_owned()), "metrics.auth_token"),
+        _ => (
+            config.mcp.http.token().map(str::to_owned),
+            "mcp.http.auth_token",
+        ),
+    };
+    Some(routes(
+        Arc::new(OnceLock::from(app.clone())),
+        token.as_deref(),
+        setting,
+    ))
 }
 
 fn json(status: StatusCode, body: &impl serde::Serialize) -> Response {
