@@ -110,6 +110,8 @@ struct Overview {
     metrics: MetricsSummary,
     soul: bool,
     read_only: bool,
+    /// Whether the API needs a token (the page offers to change it only then).
+    token_required: bool,
     default_budget: u32,
     max_budget: u32,
     types: Vec<&'static str>,
@@ -122,6 +124,7 @@ async fn get_status(State(app): AppState) -> Answer {
             metrics: app.metrics.summary(),
             soul: app.config.soul.enabled,
             read_only: app.store.is_read_only(),
+            token_required: app.config.mcp.http.token().is_some(),
             default_budget: app.config.allocator.default_budget,
             max_budget: recall::MAX_BUDGET,
             types: mira_core::MemoryType::ALL
@@ -215,9 +218,25 @@ fn required_id(id: Option<String>) -> Result<String, ApiError> {
     })
 }
 
+/// A memory's page. An address that names no memory is answered for the person reading the page
+/// (the use case's message names the MCP tools that list ids).
 async fn get_memory(State(app): AppState, q: Result<Query<IdQuery>, QueryRejection>) -> Answer {
     let id = required_id(q?.0.id)?;
-    run(app, move |app| page::memory_page(app, &id)).await
+    if mira_core::memory::parse_id_ref(&id).is_err() {
+        return Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            format!("\u{201c}{id}\u{201d} is not a memory id: a memory's address ends with its id, 8 or more hexadecimal digits such as 81af6ada."),
+        ));
+    }
+    run(app, move |app| {
+        page::memory_page(app, &id).map_err(|e| match e {
+            UseCaseError::NotFound(_) => UseCaseError::NotFound(format!(
+                "No memory has the id {id}: it may have been forgotten or cleared, or the address is mistyped."
+            )),
+            other => other,
+        })
+    })
+    .await
 }
 
 async fn get_graph(State(app): AppState, q: Result<Query<IdQuery>, QueryRejection>) -> Answer {

@@ -3,7 +3,7 @@
 
 import * as api from "./api.js";
 import { h, put, when, short, memoryLink, num, field, select } from "./dom.js";
-import { say, flash, confirmAction, go, changed } from "./main.js";
+import { say, flash, confirmAction, go, changed, browsing } from "./main.js";
 import { causalGraph } from "./charts.js";
 
 /** Depth of the neighbourhood drawn around a memory. */
@@ -88,7 +88,17 @@ function editForm(m, overview) {
 
 /** The page of memory `arg` (its id). */
 export async function memoryView({ arg, overview }) {
-  const m = await api.get("memory", { id: arg });
+  let m;
+  try {
+    m = await api.get("memory", { id: arg });
+  } catch (e) {
+    if (e.status !== 404 && e.status !== 400) throw e;
+    return h("section", { id: "no-memory", "aria-labelledby": "no-memory-title" },
+      h("h1", { id: "no-memory-title" }, "No such memory"),
+      h("p", {}, e.message),
+      h("p", {}, h("a", { href: "#/search" }, "Search"), " or browse the ", h("a", { href: "#/timeline" }, "timeline"), " to find it."));
+  }
+  browsing(m.wing);
   const graph = h("div", { id: "graph", class: "graph" }, h("p", { class: "muted" }, "Drawing the causal neighbourhood…"));
   api.get("graph", { id: m.id, depth: GRAPH_DEPTH })
     .then((chain) => put(graph, causalGraph(chain)))
