@@ -8,6 +8,8 @@ mod bad_input;
 mod batch_ingest;
 mod bench;
 mod cli;
+#[cfg(unix)]
+mod client_snippets;
 mod common;
 mod concurrency;
 mod context_block;
