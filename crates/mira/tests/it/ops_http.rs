@@ -391,23 +391,26 @@ fn the_server_port_endpoints_follow_metrics_enabled_and_the_token() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_ne!(own, base, "a listener of their own");
-    assert_eq!(get(&format!("{base}/metrics")).0, 401);
-    assert_eq!(get(&format!("{base}/health")).0, 401);
-    assert_eq!(
-        get_with_token(&format!("{base}/metrics"), "port-token"),
-        200
-    );
-    assert_eq!(
-        get(&format!("{base}/health/ready")).0,
-        200,
-        "probes stay open"
-    );
+    assert_protected_by(&base, "port-token");
     assert_eq!(
         get(&format!("{own}/metrics")).0,
         200,
         "no metrics.auth_token"
     );
     assert!(both.stop().success());
+}
+
+/// `/metrics` and `/health` at `base` need `token` (a wrong one is refused too); the probes
+/// `/health/live` and `/health/ready` stay open.
+fn assert_protected_by(base: &str, token: &str) {
+    for path in ["/metrics", "/health"] {
+        assert_eq!(get(&format!("{base}{path}")).0, 401, "{path}");
+        assert_eq!(get_with_token(&format!("{base}{path}"), "wrong"), 401);
+    }
+    assert_eq!(get_with_token(&format!("{base}/metrics"), token), 200);
+    for probe in ["/health/live", "/health/ready"] {
+        assert_eq!(get(&format!("{base}{probe}")).0, 200, "{probe} stays open");
+    }
 }
 
 fn get_with_token(url: &str, token: &str) -> u16 {
@@ -446,19 +449,7 @@ fn metrics_can_require_a_token_and_no_secret_reaches_logs_or_status() {
     let r = client.call_tool("mira_status", json!({}));
     let status_tool = r.to_string();
 
-    assert_eq!(get(&format!("{base}/metrics")).0, 401);
-    assert_eq!(get(&format!("{base}/health")).0, 401);
-    assert_eq!(get_with_token(&format!("{base}/metrics"), "wrong"), 401);
-    assert_eq!(
-        get_with_token(&format!("{base}/metrics"), "metrics-s3cret-token"),
-        200
-    );
-    assert_eq!(
-        get(&format!("{base}/health/live")).0,
-        200,
-        "probes stay open"
-    );
-    assert_eq!(get(&format!("{base}/health/ready")).0, 200);
+    assert_protected_by(&base, "metrics-s3cret-token");
 
     // The webhook delivery to the closed port fails and is dead-lettered (logged) meanwhile.
     std::thread::sleep(Duration::from_millis(1500));

@@ -12,19 +12,30 @@ fn scripts() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts")
 }
 
-/// `fetch-model.sh ARGS` as on a machine with these tags: (exit code, stdout, stderr).
-fn fetch_model(platform: &str, python: &str, args: &[&str]) -> (i32, String, String) {
+/// `bash scripts/SCRIPT ARGS` with `env`: (exit code, stdout, stderr).
+fn script(name: &str, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let out = Command::new("bash")
-        .arg(scripts().join("fetch-model.sh"))
+        .arg(scripts().join(name))
         .args(args)
-        .env("MIRA_FETCH_PLATFORM", platform)
-        .env("MIRA_FETCH_PYTHON", python)
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8(out.stdout).unwrap(),
         String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// `fetch-model.sh ARGS` as on a machine with these tags.
+fn fetch_model(platform: &str, python: &str, args: &[&str]) -> (i32, String, String) {
+    script(
+        "fetch-model.sh",
+        args,
+        &[
+            ("MIRA_FETCH_PLATFORM", platform),
+            ("MIRA_FETCH_PYTHON", python),
+        ],
     )
 }
 
@@ -179,20 +190,9 @@ fn the_pins_cover_every_machine_the_script_accepts() {
     }
 }
 
-/// `postgres.sh platform` as on a machine whose `uname -sm` is `uname`: (exit code, stdout,
-/// stderr).
+/// `postgres.sh platform` as on a machine whose `uname -sm` is `uname`.
 fn postgres_platform(uname: &str) -> (i32, String, String) {
-    let out = Command::new("bash")
-        .arg(scripts().join("postgres.sh"))
-        .arg("platform")
-        .env("MIRA_PG_UNAME", uname)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    script("postgres.sh", &["platform"], &[("MIRA_PG_UNAME", uname)])
 }
 
 #[test]
