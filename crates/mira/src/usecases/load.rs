@@ -6,7 +6,8 @@ use mira_core::{render, slots};
 use mira_store::StoredMemory;
 use std::fmt::Write;
 
-/// Loads the memory with this id (any printed form: `<uuid>`, `T0:<uuid>`).
+/// Loads the memory with this id (any printed form: the short id, a longer prefix, `<uuid>`,
+/// `T0:<uuid>`).
 pub fn load(app: &App, raw_id: &str) -> UseCaseResult<StoredMemory> {
     let id = validate::memory_id(&*app.store, raw_id)?;
     app.store.load(id)?.ok_or_else(|| {
@@ -31,13 +32,13 @@ pub fn replaced_slot(app: &App, m: &StoredMemory) -> UseCaseResult<Option<String
     ))
 }
 
-/// The text form: a header line, the verbatim content, then fingerprint, tags and links
-/// (`replaced`: the slot of [`replaced_slot`]).
+/// The text form: a header line (short id, wing, room, type, date), the verbatim content, then
+/// its facts, tags, links and marks (`replaced`: the slot of [`replaced_slot`]).
 pub fn render_text(m: &StoredMemory, replaced: Option<&str>) -> String {
     let mem = &m.memory;
     let mut out = format!(
         "[ID: {} | Wing: {} | Room: {} | Type: {} | Date: {}]\n\n{}\n",
-        mem.id,
+        render::short_id(mem.id),
         mem.wing,
         mem.room,
         mem.memory_type,
@@ -45,37 +46,31 @@ pub fn render_text(m: &StoredMemory, replaced: Option<&str>) -> String {
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         mem.content
     );
-    let _ = write!(out, "\nFingerprint: {}\n", render::fingerprint_text(mem));
+    let _ = write!(out, "\nFingerprint: {}\n", render::fingerprint_facts(mem));
     if !m.tags.is_empty() {
         let tags: Vec<&str> = m.tags.iter().map(|t| t.tag.as_str()).collect();
         let _ = writeln!(out, "Tags: {}", tags.join(", "));
     }
-    for e in &m.causes {
-        let _ = writeln!(
-            out,
-            "Caused by: T0:{} ({}, confidence {:.2})",
-            e.other, e.relation, e.confidence
-        );
-    }
-    for e in &m.consequences {
-        let _ = writeln!(
-            out,
-            "Led to: T0:{} ({}, confidence {:.2})",
-            e.other, e.relation, e.confidence
-        );
+    for (label, edges) in [("Caused by", &m.causes), ("Led to", &m.consequences)] {
+        for e in edges {
+            let _ = writeln!(
+                out,
+                "{label}: {} ({}, confidence {:.2})",
+                render::short_id(e.other),
+                e.relation,
+                e.confidence
+            );
+        }
     }
     if mem.archived {
         out.push_str("Archived: yes\n");
     }
     if let Some(s) = mem.superseded_by {
-        match replaced {
-            Some(slot) => {
-                let _ = writeln!(out, "Superseded by: T0:{s} ({slot})");
-            }
-            None => {
-                let _ = writeln!(out, "Superseded by: T0:{s}");
-            }
+        let _ = write!(out, "Superseded by: {}", render::short_id(s));
+        if let Some(slot) = replaced {
+            let _ = write!(out, " ({slot})");
         }
+        out.push('\n');
     }
     out
 }
@@ -83,8 +78,7 @@ pub fn render_text(m: &StoredMemory, replaced: Option<&str>) -> String {
 /// The JSON form of a loaded memory.
 pub fn to_json(m: &StoredMemory) -> serde_json::Value {
     let mem = &m.memory;
-    // Confidences are computed in f32: shown as such.
-    let edge = |e: &mira_store::Edge| serde_json::json!({"id": e.other, "relation": e.relation, "confidence": e.confidence as f32});
+    let edge = |e: &mira_store::Edge| serde_json::json!({"id": e.other, "relation": e.relation, "confidence": rounded(e.confidence)});
     serde_json::json!({
         "id": mem.id,
         "wing": mem.wing,
@@ -103,4 +97,10 @@ pub fn to_json(m: &StoredMemory) -> serde_json::Value {
         "superseded_by": mem.superseded_by,
         "session_id": mem.session_id,
     })
+}
+
+/// A confidence as JSON shows it: computed in f32 and stored as a double, it is rounded to the
+/// 3 decimals it means (0.9, not 0.8999999761581421).
+pub fn rounded(confidence: f64) -> f64 {
+    (confidence * 1000.0).round() / 1000.0
 }
