@@ -19,7 +19,7 @@
 //!
 //! - Memories are grouped under the **day** they happened, one day line (`9 April 2026:`) per
 //!   day ([`day_line`]): the days in the order of their first memory in the order given
-//!   (relevance), the memories of a day in time order ([`by_day`]).
+//!   (relevance), the memories of a day in that order too ([`by_day`]).
 //! - A **section** starts with the memory's short id (the first 8 hex digits of its UUID, which
 //!   every tool accepts), and ` pinned` for a pinned memory, on the line of its first words.
 //!   Verbatim: the content. Fingerprint: `(facts)` and the extracted facts. Header: type, room
@@ -441,8 +441,9 @@ pub struct Placed {
 }
 
 /// The display order of memories given in relevance order and happening at `times`: grouped
-/// by day, the days in the order of their first memory, the memories of a day in time order
-/// (ties keep the given order). Indexes into `times`.
+/// by day, the days in the order of their first memory, the memories of a day in the order
+/// given (so a superseded memory stays right after its successor of the same day). Indexes
+/// into `times`.
 pub fn by_day(times: &[DateTime<Utc>]) -> Vec<usize> {
     let days: Vec<i64> = times.iter().map(|t| day_number(*t)).collect();
     let mut first_of_day = std::collections::HashMap::new();
@@ -450,7 +451,7 @@ pub fn by_day(times: &[DateTime<Utc>]) -> Vec<usize> {
         first_of_day.entry(*d).or_insert(i);
     }
     let mut order: Vec<usize> = (0..times.len()).collect();
-    order.sort_by_key(|&i| (first_of_day.get(&days[i]).copied(), times[i]));
+    order.sort_by_key(|&i| first_of_day.get(&days[i]).copied());
     order
 }
 
@@ -757,7 +758,7 @@ pub(crate) mod tests {
         // Relevance order: a (9 April), c (2 March), d and b (9 April, after and before a).
         let relevance = [&a, &c, &d, &b];
         let order = by_day(&relevance.map(|m| m.created_at));
-        assert_eq!(order, vec![3, 0, 2, 1], "9 April first, in time order");
+        assert_eq!(order, vec![0, 2, 3, 1], "9 April first, by relevance");
         let frame = Frame {
             query: "q",
             budget: 4000,
@@ -774,7 +775,7 @@ pub(crate) mod tests {
         let days: Vec<&str> = block.lines().filter(|l| l.ends_with(" 2026:")).collect();
         assert_eq!(days, vec!["9 April 2026:", "2 March 2026:"], "{block}");
         assert!(
-            block.contains("9 April 2026:\n[00000000] Second.\n\n[0a1b2c3d] We chose PostgreSQL.\n\n[00000000] Fourth.\n\n2 March 2026:\n[00000000] Third."),
+            block.contains("9 April 2026:\n[0a1b2c3d] We chose PostgreSQL.\n\n[00000000] Fourth.\n\n[00000000] Second.\n\n2 March 2026:\n[00000000] Third."),
             "{block}"
         );
         assert!(tokens::count(&block) as u32 <= total, "{block}");

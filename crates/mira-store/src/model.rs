@@ -219,6 +219,18 @@ pub struct Link {
     pub confidence: f64,
 }
 
+impl Link {
+    /// The edge as `to` holds it, detected at `at_ms`.
+    pub(crate) fn edge(&self, at_ms: i64) -> Edge {
+        Edge {
+            other: self.from,
+            relation: self.relation,
+            confidence: self.confidence,
+            detected_at: at_ms,
+        }
+    }
+}
+
 /// Where a search or a listing looks: one wing and/or one room (`None` = any). Archived
 /// memories are always left out.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]

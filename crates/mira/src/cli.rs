@@ -651,18 +651,24 @@ fn measuring(cli: &Cli, budget: u32) -> Result<(Config, std::sync::Arc<dyn mira_
     Ok((config, model))
 }
 
-/// Opens the store for a command that may write, creating it (and saying so) where none
-/// exists yet.
+/// Opens the store for a command that may write, creating it where none exists yet (and saying
+/// so on a terminal).
 fn open(cli: &Cli) -> Result<App> {
     let (config, source) = Config::load(cli.config.as_deref())?;
     let created = !config.store_exists();
     let app = App::open(config, source)?;
     if created {
-        eprintln!(
-            "note: created the memory store {}, chosen by {}; `mira status` says how to choose another",
+        let note = format!(
+            "created the memory store {}, chosen by {}; `mira status` says how to choose another",
             app.store.location(),
             app.config.storage_choice().describe()
         );
+        // For people: a script's stderr stays quiet (the log has it).
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            eprintln!("note: {note}");
+        } else {
+            tracing::info!("{note}");
+        }
     }
     Ok(app)
 }
@@ -1493,7 +1499,18 @@ fn run_soul(cli: &Cli, agent: Option<&str>, json: bool, action: &SoulAction) -> 
         eprintln!("error: give the agent whose identity this is: mira soul <command> --agent NAME");
         return Ok(ExitCode::from(2));
     };
-    let app = open(cli)?;
+    let reads = matches!(
+        action,
+        SoulAction::Recall { .. }
+            | SoulAction::Drift { .. }
+            | SoulAction::Status
+            | SoulAction::History { .. }
+    );
+    let app = if reads {
+        existing_store!(cli)
+    } else {
+        open(cli)?
+    };
     fn json_arg<T: serde::de::DeserializeOwned>(what: &str, raw: &str) -> Result<T, UseCaseError> {
         serde_json::from_str(raw).map_err(|e| {
             UseCaseError::Invalid(format!(

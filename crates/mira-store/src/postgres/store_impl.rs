@@ -7,8 +7,7 @@ use crate::backend::{Database, MemoryReads, MemoryStore, StoreTx, Visit};
 use crate::feed::{ChangeCursor, Changes, LiveRow};
 use crate::lifecycle::{ArchivePlan, ArchiveReport, DeleteCounts, DeleteScope, TimelineQuery};
 use crate::model::{
-    Edge, Link, NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory,
-    Unembedded,
+    Link, NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory, Unembedded,
 };
 use crate::{DeadLetter, MemoryEdit, Result};
 use mira_core::allocate::ModeCosts;
@@ -148,13 +147,7 @@ impl MemoryStore for PgStore {
     }
 
     fn add_link(&self, link: &Link, at_ms: i64) -> Result<Option<bool>> {
-        let edge = Edge {
-            other: link.from,
-            relation: link.relation,
-            confidence: link.confidence,
-            detected_at: at_ms,
-        };
-        self.write(|c| write::insert_edge(c, &edge, link.to))
+        self.write(|c| write::insert_edge(c, &link.edge(at_ms), link.to))
     }
 
     fn remove_links(

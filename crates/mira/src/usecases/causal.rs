@@ -62,8 +62,8 @@ pub struct ChainStep {
     pub via: MemoryId,
     /// The relation of the edge (always read older → newer: the cause → its consequence).
     pub relation: RelationType,
-    /// The edge's confidence in [0, 1].
-    pub confidence: f32,
+    /// The edge's confidence in [0, 1] (to 3 decimals).
+    pub confidence: f64,
 }
 
 /// The result of a causal chain search.
@@ -129,7 +129,7 @@ fn bfs(
                 depth: depth + 1,
                 via: id,
                 relation: e.relation,
-                confidence: e.confidence as f32,
+                confidence: super::load::rounded(e.confidence),
             });
             queue.push_back((e.other, depth + 1));
         }

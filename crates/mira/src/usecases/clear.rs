@@ -342,12 +342,7 @@ pub fn render_text(o: &ClearOutcome) -> String {
 /// The text form of a forget: what was deleted.
 pub fn render_forget_text(o: &ForgetOutcome) -> String {
     format!(
-        "Forgot {} ([{}] {}, wing {}): deleted for good with its fingerprint, embedding, {} and {}.\n",
-        short_id(o.id),
-        o.memory_type,
-        o.summary,
-        o.wing,
-        plural(o.tags, "tag", "tags"),
-        plural(o.edges, "causal edge", "causal edges")
+        "Forgot {}, fingerprint and embedding: deleted for good.\n",
+        render_forget_target(o)
     )
 }

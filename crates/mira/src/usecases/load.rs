@@ -99,8 +99,8 @@ pub fn to_json(m: &StoredMemory) -> serde_json::Value {
     })
 }
 
-/// A confidence as JSON shows it: computed in f32 and stored as a double, it is rounded to the
-/// 3 decimals it means (0.9, not 0.8999999761581421).
+/// A stored confidence as answers show it: computed in f32 and stored as a double, it is
+/// rounded to 3 decimals (0.9, not 0.8999999761581421).
 pub fn rounded(confidence: f64) -> f64 {
     (confidence * 1000.0).round() / 1000.0
 }

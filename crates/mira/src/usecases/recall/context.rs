@@ -110,31 +110,37 @@ pub(super) fn build(
         )
     };
     let mut selections = choose(frame);
-    // Pinned memories that did not fit are named under the query; the line takes budget, so
-    // the choice is made again with it (a few rounds: it can only leave more out).
+    // Pinned memories the budget cannot hold are named under the query. That line takes
+    // budget too: the choice is made again leaving room for it naming every pinned candidate,
+    // which the line naming those left out never exceeds (each id costs its own tokens).
     let mut notices = frame.notices.to_vec();
-    let mut named: Vec<MemoryId> = Vec::new();
-    for _ in 0..3 {
-        let left_out = left_out_pinned(cands, &selections);
-        if left_out == named {
-            break;
-        }
-        named = left_out;
-        notices = frame.notices.to_vec();
-        if !named.is_empty() {
-            notices.push(left_out_notice(&named));
-        }
+    let mut reserving = frame.notices.to_vec();
+    if !left_out_pinned(cands, &selections).is_empty() {
+        let pinned: Vec<MemoryId> = cands
+            .iter()
+            .filter(|c| c.card.pinned)
+            .map(|c| c.card.id)
+            .collect();
+        reserving.push(left_out_notice(&pinned));
         selections = choose(&Frame {
-            notices: &notices,
+            notices: &reserving,
             ..*frame
         });
+        let left_out = left_out_pinned(cands, &selections);
+        if !left_out.is_empty() {
+            notices.push(left_out_notice(&left_out));
+        }
     }
     let frame = Frame {
         notices: &notices,
         ..*frame
     };
     if selections.is_empty() {
-        if let Some(need) = smallest_budget(&frame, &alloc, cands.len()) {
+        let reserved = Frame {
+            notices: &reserving,
+            ..frame
+        };
+        if let Some(need) = smallest_budget(&reserved, &alloc, cands.len()) {
             return Err(UseCaseError::Invalid(format!(
                 "budget {} is too small to show a memory: the most relevant one needs {need} tokens as a one-line header, the block's own lines included; give a budget of at least {need} (whole memories need more; the default is {})",
                 frame.budget, app.config.allocator.default_budget
@@ -222,14 +228,23 @@ fn left_out_pinned(cands: &[Candidate], selections: &[Selection]) -> Vec<MemoryI
         .collect()
 }
 
-/// The smallest budget at which the allocator shows the memory it takes first (the first
-/// pinned one, else the most relevant): the frame, its day line and its header; `None` when
-/// `frame.budget` already holds that (nothing was shown for another reason).
+/// A budget at which the allocator shows the memory it takes first (the first pinned one, else
+/// the most relevant): `frame` (with room for the line naming pinned memories left out, when
+/// there are pinned ones), its day line and its header; `None` when `frame.budget` already
+/// holds that (nothing was shown for another reason).
 fn smallest_budget(frame: &Frame<'_>, alloc: &[AllocCandidate], count: usize) -> Option<u32> {
     let first = alloc
         .iter()
         .find(|c| c.pinned)
         .or_else(|| alloc.iter().find(|c| !c.relevance.is_nan()))?;
-    let need = frame.reserve(count) + first.day_cost + first.costs.header;
+    // The title prints the budget: a larger one can cost a token more (a fixed point).
+    let mut need = frame.budget;
+    for _ in 0..4 {
+        let at = Frame {
+            budget: need,
+            ..*frame
+        };
+        need = need.max(at.reserve(count) + first.day_cost + first.costs.header);
+    }
     (need > frame.budget).then_some(need)
 }

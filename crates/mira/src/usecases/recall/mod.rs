@@ -67,7 +67,7 @@ pub struct RecallRequest {
 #[serde(rename_all = "lowercase")]
 pub enum Order {
     /// Grouped by day, the day of the most relevant memory first (pinned memories before
-    /// all), each day's memories in time order.
+    /// all), each day's memories most relevant first.
     #[default]
     Relevance,
     /// Oldest first.
@@ -146,7 +146,7 @@ pub struct RecallOutcome {
     /// Whether the ranking had no query embedding (no model installed): BM25 alone, and the
     /// block says so under the query.
     pub lexical_only: bool,
-    /// Time spent, in milliseconds.
+    /// Time spent, in milliseconds (to the microsecond).
     pub millis: f64,
 }
 
@@ -459,6 +459,6 @@ pub fn recall_with(
         relevances,
         text,
         lexical_only,
-        millis: started.elapsed().as_secs_f64() * 1000.0,
+        millis: (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
     })
 }
