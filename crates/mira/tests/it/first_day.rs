@@ -668,7 +668,7 @@ fn the_command_line_says_what_it_did_in_plain_words() {
         &["store", "Plants are kept by the window.", "--wing", "home"],
     );
     assert!(
-        plain.contains("Facts: 0 (no decision, reason or key fact recognised"),
+        plain.contains("Facts: 0 (none extracted: recall shows the text itself"),
         "{plain}"
     );
     let decided = ok(

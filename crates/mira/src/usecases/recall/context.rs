@@ -101,50 +101,84 @@ pub(super) fn build(
         })
         .collect();
     let params = alloc_params(app, cands.len());
-    let choose = |frame: &Frame<'_>| {
-        allocate::allocate(
-            &alloc,
-            frame.budget.saturating_sub(frame.reserve(cands.len())),
-            &params,
-            &mut |i, j| unit_cosine(&cands[i].embedding, &cands[j].embedding),
-        )
-    };
-    let mut selections = choose(frame);
-    // Pinned memories the budget cannot hold are named under the query. That line takes
-    // budget too: the choice is made again leaving room for it naming every pinned candidate,
-    // which the line naming those left out never exceeds (each id costs its own tokens).
-    let mut notices = frame.notices.to_vec();
+    // Every pinned candidate, named: the most the line naming those left out can cost.
+    let pinned: Vec<MemoryId> = cands
+        .iter()
+        .filter(|c| c.card.pinned)
+        .map(|c| c.card.id)
+        .collect();
     let mut reserving = frame.notices.to_vec();
-    if !left_out_pinned(cands, &selections).is_empty() {
-        let pinned: Vec<MemoryId> = cands
-            .iter()
-            .filter(|c| c.card.pinned)
-            .map(|c| c.card.id)
-            .collect();
+    if !pinned.is_empty() {
         reserving.push(left_out_notice(&pinned));
-        selections = choose(&Frame {
-            notices: &reserving,
-            ..*frame
-        });
-        let left_out = left_out_pinned(cands, &selections);
-        if !left_out.is_empty() {
-            notices.push(left_out_notice(&left_out));
-        }
     }
+    // The memories shown at `budget` and the frame's lines. Pinned memories the budget cannot
+    // hold are named under the query; that line takes budget too, so the choice is then made
+    // again leaving room for it naming every pinned candidate (each id costs its own tokens:
+    // naming fewer never costs more).
+    let choose = |budget: u32| -> (Vec<Selection>, Vec<String>) {
+        let at = |notices: &[String]| {
+            let f = Frame {
+                budget,
+                notices,
+                ..*frame
+            };
+            allocate::allocate(
+                &alloc,
+                budget.saturating_sub(f.reserve(cands.len())),
+                &params,
+                &mut |i, j| unit_cosine(&cands[i].embedding, &cands[j].embedding),
+            )
+        };
+        let mut notices = frame.notices.to_vec();
+        let mut selections = at(&notices);
+        if !left_out_pinned(cands, &selections).is_empty() {
+            selections = at(&reserving);
+            let left_out = left_out_pinned(cands, &selections);
+            if !left_out.is_empty() {
+                notices.push(left_out_notice(&left_out));
+            }
+        }
+        (selections, notices)
+    };
+    let (selections, notices) = choose(frame.budget);
     let frame = Frame {
         notices: &notices,
         ..*frame
     };
-    if selections.is_empty() {
+    if selections.is_empty() && !cands.is_empty() {
+        // A larger budget never shows less: the smallest that shows a memory lies between
+        // this one and one that holds the first memory's header with every line reserved.
         let reserved = Frame {
             notices: &reserving,
             ..frame
         };
-        if let Some(need) = smallest_budget(&reserved, &alloc, cands.len()) {
-            return Err(UseCaseError::Invalid(format!(
-                "budget {} is too small to show a memory: the most relevant one needs {need} tokens as a one-line header, the block's own lines included; give a budget of at least {need} (whole memories need more; the default is {})",
-                frame.budget, app.config.allocator.default_budget
-            )));
+        if let Some(enough) = enough_budget(&reserved, &alloc, cands.len()) {
+            let (mut lo, mut hi) = (frame.budget, enough);
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if choose(mid).0.is_empty() {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            return Err(too_small(
+                frame.budget,
+                hi,
+                "the block's own lines and its first memory as a one-line header",
+                app,
+            ));
+        }
+    }
+    if cands.is_empty() {
+        let frame_only = render::context_block(&frame, &[]).1;
+        if frame_only > frame.budget {
+            return Err(too_small(
+                frame.budget,
+                frame_only,
+                "the block's own lines",
+                app,
+            ));
         }
     }
     let missing: Vec<MemoryId> = selections
@@ -232,7 +266,7 @@ fn left_out_pinned(cands: &[Candidate], selections: &[Selection]) -> Vec<MemoryI
 /// the most relevant): `frame` (with room for the line naming pinned memories left out, when
 /// there are pinned ones), its day line and its header; `None` when `frame.budget` already
 /// holds that (nothing was shown for another reason).
-fn smallest_budget(frame: &Frame<'_>, alloc: &[AllocCandidate], count: usize) -> Option<u32> {
+fn enough_budget(frame: &Frame<'_>, alloc: &[AllocCandidate], count: usize) -> Option<u32> {
     let first = alloc
         .iter()
         .find(|c| c.pinned)
@@ -247,4 +281,12 @@ fn smallest_budget(frame: &Frame<'_>, alloc: &[AllocCandidate], count: usize) ->
         need = need.max(at.reserve(count) + first.day_cost + first.costs.header);
     }
     (need > frame.budget).then_some(need)
+}
+
+/// The refusal of a budget too small for `what`, which takes `need` tokens.
+fn too_small(budget: u32, need: u32, what: &str, app: &App) -> UseCaseError {
+    UseCaseError::Invalid(format!(
+        "budget {budget} is too small: {what} take {need} tokens; give a budget of at least {need} (whole memories need more; the default is {})",
+        app.config.allocator.default_budget
+    ))
 }

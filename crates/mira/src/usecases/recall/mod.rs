@@ -439,13 +439,6 @@ pub fn recall_with(
             .then_some(req.surface),
         notices: &notices,
     };
-    let smallest = frame.reserve(1);
-    if smallest > budget {
-        return Err(UseCaseError::Invalid(format!(
-            "budget {budget} is too small: the context block's own lines take up to {smallest} tokens; give a budget of at least {} to get a memory back",
-            smallest + 20
-        )));
-    }
     let context::Context { items, text, used } = context::build(app, &frame, &cands, req.order)?;
     Ok(RecallOutcome {
         query: req.query.clone(),

@@ -383,7 +383,7 @@ pub fn render_text(o: &StoreOutcome) -> String {
             let _ = writeln!(out, "Facts: {} extracted\n  {f}", o.facts);
         }
         None => out.push_str(
-            "Facts: 0 (no decision, reason or key fact recognised: recall shows the text itself, or a one-line header when it does not fit)\n",
+            "Facts: 0 (none extracted: recall shows the text itself, or a one-line header when it does not fit)\n",
         ),
     }
     let _ = writeln!(out, "Tokens: {}", o.tokens);
