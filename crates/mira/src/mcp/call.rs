@@ -176,9 +176,12 @@ pub(super) fn success(text: String, structured: Value) -> CallToolResult {
     result
 }
 
-/// `value` as JSON for structured content.
+/// `value` as structured content. Written as text and read back, so that an `f32` reads as
+/// written (0.9), not as the nearest `f64` (0.8999999761581421) `serde_json::to_value` makes.
 pub(super) fn to_json<T: serde::Serialize>(value: &T) -> Value {
-    serde_json::to_value(value).unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
+    serde_json::to_string(value)
+        .and_then(|text| serde_json::from_str(&text))
+        .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
 }
 
 /// What the tools run on: the application, the embedding model loaded once, the time limit.

@@ -6,7 +6,8 @@
 use super::{identity, page};
 use crate::ops::metrics::MetricsSummary;
 use crate::usecases::{
-    archive, causal, clear, edit, pin, recall, status, store, timeline, UseCaseError, UseCaseResult,
+    archive, causal, clear, edit, link, pin, recall, status, store, timeline, UseCaseError,
+    UseCaseResult,
 };
 use crate::App;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
@@ -34,6 +35,8 @@ pub fn router(app: Arc<App>) -> axum::Router {
         .route("/archive", post(post_archive))
         .route("/restore", post(post_restore))
         .route("/pin", post(post_pin))
+        .route("/link", post(post_link))
+        .route("/unlink", post(post_unlink))
         .route("/edit", post(post_edit))
         .fallback(|| async {
             ApiError(
@@ -115,6 +118,7 @@ struct Overview {
     default_budget: u32,
     max_budget: u32,
     types: Vec<&'static str>,
+    relations: Vec<&'static str>,
 }
 
 async fn get_status(State(app): AppState) -> Answer {
@@ -131,6 +135,7 @@ async fn get_status(State(app): AppState) -> Answer {
                 .iter()
                 .map(|t| t.as_str())
                 .collect(),
+            relations: link::RELATIONS.iter().map(|r| r.as_str()).collect(),
         })
     })
     .await
@@ -324,6 +329,34 @@ struct PinBody {
 async fn post_pin(State(app): AppState, b: Result<Json<PinBody>, JsonRejection>) -> Answer {
     let Json(b) = b?;
     run(app, move |app| pin::set_pinned(app, &b.id, b.pinned)).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinkBody {
+    from: String,
+    to: String,
+    relation: Option<String>,
+}
+
+impl From<LinkBody> for link::LinkRequest {
+    fn from(b: LinkBody) -> Self {
+        link::LinkRequest {
+            from: b.from,
+            to: b.to,
+            relation: present(b.relation),
+        }
+    }
+}
+
+async fn post_link(State(app): AppState, b: Result<Json<LinkBody>, JsonRejection>) -> Answer {
+    let req = link::LinkRequest::from(b?.0);
+    run(app, move |app| link::link(app, &req)).await
+}
+
+async fn post_unlink(State(app): AppState, b: Result<Json<LinkBody>, JsonRejection>) -> Answer {
+    let req = link::LinkRequest::from(b?.0);
+    run(app, move |app| link::unlink(app, &req)).await
 }
 
 #[derive(Deserialize)]

@@ -15,7 +15,9 @@ use super::timeline::summary;
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::webhooks::{EventKind, MemoryEvent};
 use crate::App;
-use mira_core::memory::MemoryId;
+use mira_core::memory::{Memory, MemoryId};
+use mira_core::render::short_id;
+use mira_core::text::plural;
 use mira_store::{DeleteCounts, DeleteScope};
 use serde::Serialize;
 
@@ -145,11 +147,10 @@ pub fn preview(app: &App, scope: &ClearScope) -> UseCaseResult<ClearPreview> {
 /// The text form of a preview, for the command line (`--yes` confirms).
 pub fn render_preview_text(p: &ClearPreview) -> String {
     format!(
-        "Clearing {} would permanently delete {} memories ({} causal edges, {} tags). Nothing was deleted: run the same command with --yes to delete them.\n",
+        "Clearing {} would permanently delete {}. Nothing was deleted: run the same command with --yes to delete {}.\n",
         p.scope.describe(),
-        p.memories,
-        p.edges,
-        p.tags
+        counts(p.memories, p.edges, p.tags),
+        if p.memories == 1 { "it" } else { "them" }
     )
 }
 
@@ -214,12 +215,10 @@ pub fn clear(app: &App, req: &ClearRequest) -> UseCaseResult<ClearOutcome> {
     if !req.confirm {
         let p = preview(app, &scope)?;
         return Err(UseCaseError::Invalid(format!(
-            "clearing {} would permanently delete {} memories ({} causal edges, {} tags); nothing was deleted. \
+            "clearing {} would permanently delete {}; nothing was deleted. \
              To proceed, repeat the call with confirm: true",
             scope.describe(),
-            p.memories,
-            p.edges,
-            p.tags
+            counts(p.memories, p.edges, p.tags)
         )));
     }
     let c = delete(app, &store_scope)?;
@@ -245,56 +244,105 @@ pub fn clear(app: &App, req: &ClearRequest) -> UseCaseResult<ClearOutcome> {
     })
 }
 
-/// Forgets one memory permanently (any printed id form): it never comes back from recall,
-/// timeline, load, lexical search or the index, also after a restart.
-pub fn forget(app: &App, raw_id: &str) -> UseCaseResult<ForgetOutcome> {
+/// What forgetting memory `raw_id` would delete (nothing is deleted): the memory and the tags
+/// and causal edges that go with it.
+pub fn forget_preview(app: &App, raw_id: &str) -> UseCaseResult<ForgetOutcome> {
+    let m = to_forget(app, raw_id)?;
+    let c = app.store.delete_preview(&DeleteScope::Memory(m.id))?;
+    Ok(forgotten(&m, &c))
+}
+
+/// The memory `raw_id` names, which must exist.
+fn to_forget(app: &App, raw_id: &str) -> UseCaseResult<Memory> {
     let id = validate::memory_id(&*app.store, raw_id)?;
-    let not_found = || {
-        UseCaseError::NotFound(format!(
-            "no memory has id {id}: take ids from mira_recall or mira_timeline (it may already be forgotten)"
-        ))
-    };
-    let loaded = app.store.load(id)?.ok_or_else(not_found)?;
-    let c = delete(app, &DeleteScope::Memory(id))?;
-    if c.ids.is_empty() {
-        return Err(not_found());
-    }
-    let m = &loaded.memory;
-    app.emit(|| vec![MemoryEvent::about(EventKind::Cleared, m)]);
-    Ok(ForgetOutcome {
-        id,
+    app.store
+        .memories(&[id])?
+        .remove(&id)
+        .ok_or_else(|| not_forgettable(id))
+}
+
+fn not_forgettable(id: MemoryId) -> UseCaseError {
+    UseCaseError::NotFound(format!(
+        "no memory has id {id}: take ids from mira_recall or mira_timeline (it may already be forgotten)"
+    ))
+}
+
+/// What forgetting `m` deletes, with `c` the counts of its deletion.
+fn forgotten(m: &Memory, c: &DeleteCounts) -> ForgetOutcome {
+    ForgetOutcome {
+        id: m.id,
         memory_type: m.memory_type,
         wing: m.wing.clone(),
         summary: summary(m),
         edges: c.edges,
         tags: c.tags,
-    })
+    }
+}
+
+/// What forgetting deletes, as a question or a refusal names it: `<short id> ([<type>]
+/// <summary>, wing <w>) with its <n> tags and <m> causal edges`.
+pub fn render_forget_target(o: &ForgetOutcome) -> String {
+    format!(
+        "{} ([{}] {}, wing {}) with its {} and {}",
+        short_id(o.id),
+        o.memory_type,
+        o.summary,
+        o.wing,
+        plural(o.tags, "tag", "tags"),
+        plural(o.edges, "causal edge", "causal edges")
+    )
+}
+
+/// Forgets one memory permanently (any printed id form): it never comes back from recall,
+/// timeline, load, lexical search or the index, also after a restart.
+pub fn forget(app: &App, raw_id: &str) -> UseCaseResult<ForgetOutcome> {
+    let m = to_forget(app, raw_id)?;
+    let c = delete(app, &DeleteScope::Memory(m.id))?;
+    if c.ids.is_empty() {
+        return Err(not_forgettable(m.id));
+    }
+    app.emit(|| vec![MemoryEvent::about(EventKind::Cleared, &m)]);
+    Ok(forgotten(&m, &c))
+}
+
+/// `3 memories (2 causal edges, 1 tag)`.
+fn counts(memories: u64, edges: u64, tags: u64) -> String {
+    format!(
+        "{} ({}, {})",
+        plural(memories, "memory", "memories"),
+        plural(edges, "causal edge", "causal edges"),
+        plural(tags, "tag", "tags")
+    )
 }
 
 /// The text form of a clear: `All memories have been permanently deleted.` or
 /// `Cleared <n> memories in wing '<w>' / room '<r>'.`, then the counts.
 pub fn render_text(o: &ClearOutcome) -> String {
+    let cleared = plural(o.memories, "memory", "memories");
     let head = match &o.scope {
         ClearScope::All => "All memories have been permanently deleted.".to_owned(),
-        ClearScope::Wing { wing } => format!(
-            "Cleared {} memories in wing '{wing}' (all rooms).",
-            o.memories
-        ),
-        ClearScope::Room { wing, room } => format!(
-            "Cleared {} memories in wing '{wing}' / room '{room}'.",
-            o.memories
-        ),
+        ClearScope::Wing { wing } => format!("Cleared {cleared} in wing '{wing}' (all rooms)."),
+        ClearScope::Room { wing, room } => {
+            format!("Cleared {cleared} in wing '{wing}' / room '{room}'.")
+        }
     };
     format!(
-        "{head}\nDeleted: {} memories, {} causal edges, {} tags, {} overlap cache entries ({} tokens).\n",
-        o.memories, o.edges, o.tags, o.overlap_entries, o.tokens
+        "{head}\nDeleted: {cleared}, {}, {}, {} ({}).\n",
+        plural(o.edges, "causal edge", "causal edges"),
+        plural(o.tags, "tag", "tags"),
+        plural(
+            o.overlap_entries,
+            "overlap cache entry",
+            "overlap cache entries"
+        ),
+        plural(o.tokens, "token", "tokens")
     )
 }
 
-/// The text form of a forget.
+/// The text form of a forget: what was deleted.
 pub fn render_forget_text(o: &ForgetOutcome) -> String {
     format!(
-        "Forgot T0:{} ([{}] {}, wing {}): deleted with its fingerprint, embedding, {} tags and {} causal edges.\n",
-        o.id, o.memory_type, o.summary, o.wing, o.tags, o.edges
+        "Forgot {}, fingerprint and embedding: deleted for good.\n",
+        render_forget_target(o)
     )
 }

@@ -9,7 +9,8 @@ use mira_store::StoredMemory;
 use serde::Serialize;
 use std::fmt::Write;
 
-/// Loads the memory with this id (any printed form: `<uuid>`, `T0:<uuid>`).
+/// Loads the memory with this id (any printed form: the short id, a longer prefix, `<uuid>`,
+/// `T0:<uuid>`).
 pub fn load(app: &App, raw_id: &str) -> UseCaseResult<StoredMemory> {
     let id = validate::memory_id(&*app.store, raw_id)?;
     app.store.load(id)?.ok_or_else(|| {
@@ -34,13 +35,13 @@ pub fn replaced_slot(app: &App, m: &StoredMemory) -> UseCaseResult<Option<String
     ))
 }
 
-/// The text form: a header line, the verbatim content, then fingerprint, tags and links
-/// (`replaced`: the slot of [`replaced_slot`]).
+/// The text form: a header line (short id, wing, room, type, date), the verbatim content, then
+/// its facts, tags, links and marks (`replaced`: the slot of [`replaced_slot`]).
 pub fn render_text(m: &StoredMemory, replaced: Option<&str>) -> String {
     let mem = &m.memory;
     let mut out = format!(
         "[ID: {} | Wing: {} | Room: {} | Type: {} | Date: {}]\n\n{}\n",
-        mem.id,
+        render::short_id(mem.id),
         mem.wing,
         mem.room,
         mem.memory_type,
@@ -48,37 +49,31 @@ pub fn render_text(m: &StoredMemory, replaced: Option<&str>) -> String {
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         mem.content
     );
-    let _ = write!(out, "\nFingerprint: {}\n", render::fingerprint_text(mem));
+    let _ = write!(out, "\nFingerprint: {}\n", render::fingerprint_facts(mem));
     if !m.tags.is_empty() {
         let tags: Vec<&str> = m.tags.iter().map(|t| t.tag.as_str()).collect();
         let _ = writeln!(out, "Tags: {}", tags.join(", "));
     }
-    for e in &m.causes {
-        let _ = writeln!(
-            out,
-            "Caused by: T0:{} ({}, confidence {:.2})",
-            e.other, e.relation, e.confidence
-        );
-    }
-    for e in &m.consequences {
-        let _ = writeln!(
-            out,
-            "Led to: T0:{} ({}, confidence {:.2})",
-            e.other, e.relation, e.confidence
-        );
+    for (label, edges) in [("Caused by", &m.causes), ("Led to", &m.consequences)] {
+        for e in edges {
+            let _ = writeln!(
+                out,
+                "{label}: {} ({}, confidence {:.2})",
+                render::short_id(e.other),
+                e.relation,
+                e.confidence
+            );
+        }
     }
     if mem.archived {
         out.push_str("Archived: yes\n");
     }
     if let Some(s) = mem.superseded_by {
-        match replaced {
-            Some(slot) => {
-                let _ = writeln!(out, "Superseded by: T0:{s} ({slot})");
-            }
-            None => {
-                let _ = writeln!(out, "Superseded by: T0:{s}");
-            }
+        let _ = write!(out, "Superseded by: {}", render::short_id(s));
+        if let Some(slot) = replaced {
+            let _ = write!(out, " ({slot})");
         }
+        out.push('\n');
     }
     out
 }
@@ -128,8 +123,8 @@ pub struct Link {
     pub id: MemoryId,
     /// The relation (cause → consequence).
     pub relation: RelationType,
-    /// Confidence in [0, 1] (computed in f32: shown as such).
-    pub confidence: f32,
+    /// Confidence in [0, 1], to 3 decimals.
+    pub confidence: f64,
 }
 
 impl<'a> From<&'a StoredMemory> for LoadedMemory<'a> {
@@ -141,7 +136,7 @@ impl<'a> From<&'a StoredMemory> for LoadedMemory<'a> {
                 .map(|e| Link {
                     id: e.other,
                     relation: e.relation,
-                    confidence: e.confidence as f32,
+                    confidence: rounded(e.confidence),
                 })
                 .collect()
         };
@@ -172,4 +167,10 @@ impl<'a> From<&'a StoredMemory> for LoadedMemory<'a> {
 pub fn to_json(m: &StoredMemory) -> serde_json::Value {
     serde_json::to_value(LoadedMemory::from(m))
         .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
+}
+
+/// A stored confidence as answers show it: computed in f32 and stored as a double, it is
+/// rounded to 3 decimals (0.9, not 0.8999999761581421).
+pub fn rounded(confidence: f64) -> f64 {
+    (confidence * 1000.0).round() / 1000.0
 }

@@ -16,6 +16,7 @@ mod context_block;
 #[cfg(unix)]
 mod crash_harness;
 mod eval_locomo;
+mod first_day;
 mod first_hour;
 mod lifecycle_archive;
 mod lifecycle_causal;

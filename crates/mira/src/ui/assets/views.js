@@ -52,7 +52,7 @@ export async function searchView({ params, overview }) {
   range.addEventListener("input", () => { number.value = range.value; });
   number.addEventListener("input", () => { range.value = number.value; });
   const wingSel = select({ id: "wing", name: "wing" }, [["", "all wings"], ...Object.keys(overview.status.by_wing)], wing);
-  const orderSel = select({ id: "order", name: "order" }, [["relevance", "most relevant first"], ["time", "oldest first"]], order);
+  const orderSel = select({ id: "order", name: "order" }, [["relevance", "most relevant day first"], ["time", "oldest first"]], order);
   const form = h("form", { id: "search-form", class: "search", role: "search" },
     field("Query", q),
     h("div", { class: "budget" }, field("Budget (tokens)", h("span", { class: "pair" }, range, number))),
