@@ -37,7 +37,7 @@ pub struct LinkRequest {
 }
 
 /// One end of a link, as its outcome shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct LinkEnd {
     /// Its id.
     pub id: MemoryId,
@@ -68,7 +68,7 @@ impl LinkEnd {
 }
 
 /// What a link did.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct LinkOutcome {
     /// The cause.
     pub from: LinkEnd,
@@ -81,7 +81,7 @@ pub struct LinkOutcome {
 }
 
 /// One link removed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Unlinked {
     /// The cause.
     pub from: MemoryId,
@@ -94,7 +94,7 @@ pub struct Unlinked {
 }
 
 /// What an unlink removed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct UnlinkOutcome {
     /// The links removed.
     pub removed: Vec<Unlinked>,

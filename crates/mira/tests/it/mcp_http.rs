@@ -88,7 +88,7 @@ fn two_http_clients_share_one_store() {
                 let id = &want[0];
                 let l = c.call_tool("mira_load", json!({"id": format!("T0:{id}")}));
                 assert!(
-                    text(&l).starts_with(&format!("[ID: {id} | Wing: shared |")),
+                    text(&l).starts_with(&format!("[ID: {} | Wing: shared |", &id[..8])),
                     "{l}"
                 );
             });
