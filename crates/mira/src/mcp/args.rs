@@ -160,6 +160,11 @@ pub struct TimelineArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "bool_schema")]
     pub include_superseded: Option<Value>,
+    /// Only memories stored on purpose ("stored") or kept from session transcripts by the
+    /// client's hooks ("captured").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "source_schema")]
+    pub source: Option<String>,
 }
 
 /// Arguments of `mira_causal_chain`.
@@ -264,6 +269,10 @@ fn id_list_schema(_: &mut SchemaGenerator) -> Schema {
 
 fn order_schema(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "string", "enum": ["newest", "oldest"], "default": "newest" })
+}
+
+fn source_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "string", "enum": ["stored", "captured"] })
 }
 
 fn mode_schema(_: &mut SchemaGenerator) -> Schema {

@@ -176,6 +176,7 @@ struct TimelineQuery {
     archived: bool,
     #[serde(default)]
     superseded: bool,
+    source: Option<String>,
 }
 
 async fn get_timeline(
@@ -194,6 +195,8 @@ async fn get_timeline(
         order: q.order,
         include_archived: q.archived,
         include_superseded: q.superseded,
+        source: q.source,
+        pinned_only: false,
         now: None,
     };
     run(app, move |app| timeline::timeline(app, &req)).await

@@ -3,7 +3,7 @@
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
 use mira_core::{render, slots};
-use mira_store::StoredMemory;
+use mira_store::{Source, StoredMemory};
 use std::fmt::Write;
 
 /// Loads the memory with this id (any printed form: `<uuid>`, `T0:<uuid>`).
@@ -31,7 +31,8 @@ pub fn replaced_slot(app: &App, m: &StoredMemory) -> UseCaseResult<Option<String
     ))
 }
 
-/// The text form: a header line, the verbatim content, then fingerprint, tags and links
+/// The text form: a header line, the verbatim content, then fingerprint, where it came from
+/// (when a client hook captured it), tags and links
 /// (`replaced`: the slot of [`replaced_slot`]).
 pub fn render_text(m: &StoredMemory, replaced: Option<&str>) -> String {
     let mem = &m.memory;
@@ -46,6 +47,16 @@ pub fn render_text(m: &StoredMemory, replaced: Option<&str>) -> String {
         mem.content
     );
     let _ = write!(out, "\nFingerprint: {}\n", render::fingerprint_text(mem));
+    if m.facts.source == Source::Captured {
+        let _ = writeln!(
+            out,
+            "Source: captured by a client hook{}",
+            mem.session_id
+                .as_deref()
+                .map(|s| format!(" (session {s})"))
+                .unwrap_or_default()
+        );
+    }
     if !m.tags.is_empty() {
         let tags: Vec<&str> = m.tags.iter().map(|t| t.tag.as_str()).collect();
         let _ = writeln!(out, "Tags: {}", tags.join(", "));
@@ -102,5 +113,6 @@ pub fn to_json(m: &StoredMemory) -> serde_json::Value {
         "archived": mem.archived,
         "superseded_by": mem.superseded_by,
         "session_id": mem.session_id,
+        "source": m.facts.source,
     })
 }

@@ -9,7 +9,7 @@ use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, Utc};
 use mira_core::memory::{Memory, MemoryId, MemoryType};
-use mira_store::{StoredMemory, TimelineQuery};
+use mira_store::{Source, StoredMemory, TimelineQuery};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -45,6 +45,10 @@ pub struct TimelineRequest {
     pub include_archived: bool,
     /// Show superseded memories too (marked `[superseded by T0:<id>]`).
     pub include_superseded: bool,
+    /// Only memories from this source: `stored` or `captured` (kept by a client hook).
+    pub source: Option<String>,
+    /// Only pinned memories.
+    pub pinned_only: bool,
     /// The clock for relative dates (now when absent).
     pub now: Option<DateTime<Utc>>,
 }
@@ -69,6 +73,10 @@ pub struct TimelineItem {
     pub archived: bool,
     /// The memory that replaces it, when superseded.
     pub superseded_by: Option<MemoryId>,
+    /// Whether it is pinned.
+    pub pinned: bool,
+    /// Where it came from: `stored`, or `captured` by a client hook (marked `[captured]`).
+    pub source: Source,
 }
 
 /// One page of the timeline.
@@ -248,6 +256,9 @@ fn query(req: &TimelineRequest) -> UseCaseResult<(TimelineQuery, usize, &'static
         }
     };
     let after = present(&req.cursor).map(decode_cursor).transpose()?;
+    let source = present(&req.source)
+        .map(|s| s.parse::<Source>().map_err(invalid))
+        .transpose()?;
     let q = TimelineQuery {
         wing,
         room,
@@ -256,6 +267,8 @@ fn query(req: &TimelineRequest) -> UseCaseResult<(TimelineQuery, usize, &'static
         until_ms: until.map(|t| t.timestamp_millis()),
         include_archived: req.include_archived,
         include_superseded: req.include_superseded,
+        source,
+        pinned_only: req.pinned_only,
         newest_first,
         after,
         limit: limit as usize + 1,
@@ -277,8 +290,10 @@ pub fn timeline(app: &App, req: &TimelineRequest) -> UseCaseResult<TimelineOutco
     let items = rows
         .into_iter()
         .map(|r| {
-            let m = r.memory;
+            let (m, f) = (r.memory, r.facts);
             TimelineItem {
+                pinned: f.pinned,
+                source: f.source,
                 id: m.id,
                 created_at: m.created_at,
                 summary: summary(&m),
@@ -301,7 +316,8 @@ pub fn timeline(app: &App, req: &TimelineRequest) -> UseCaseResult<TimelineOutco
 
 /// The text form: `=== TIMELINE: <wing> ===`, `Room: <room>` when filtered, an empty line, one
 /// `[YYYY-MM-DD HH:MM] <type>: <summary> (ID: T0:<uuid>)` line per memory (prefixed by its wing
-/// when no wing was asked for, followed by its marks), then `next_cursor: <c>` when more remain.
+/// when no wing was asked for, followed by its marks: `[captured]`, `[archived]`,
+/// `[superseded by T0:<id>]`), then `next_cursor: <c>` when more remain.
 pub fn render_text(o: &TimelineOutcome) -> String {
     let mut out = format!(
         "=== TIMELINE: {} ===\n",
@@ -320,6 +336,9 @@ pub fn render_text(o: &TimelineOutcome) -> String {
             let _ = write!(out, "{} | ", i.wing);
         }
         let _ = write!(out, "{}: {} (ID: T0:{})", i.memory_type, i.summary, i.id);
+        if i.source == Source::Captured {
+            out.push_str(" [captured]");
+        }
         if i.archived {
             out.push_str(" [archived]");
         }

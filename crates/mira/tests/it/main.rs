@@ -15,6 +15,8 @@ mod context_block;
 mod crash_harness;
 mod eval_locomo;
 mod first_hour;
+mod hooks;
+mod hooks_install;
 mod lifecycle_archive;
 mod lifecycle_causal;
 mod lifecycle_clear;
