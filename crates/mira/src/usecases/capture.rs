@@ -4,7 +4,9 @@
 //! not stored again, nor a near duplicate (its embedding within
 //! `extraction.near_duplicate_threshold` of a recent memory of the wing), so capturing the same
 //! transcript again stores nothing new. A fix is linked to the error it resolves (the error's
-//! memory, or the one already stored that it repeats).
+//! memory, or the one already stored that it repeats). Requests and outcomes take the
+//! classifier's type, but never `debug_log`: the debug logs of a session are its errors and
+//! fixes, and a request or a conclusion that mentions an error is not an open problem.
 
 use super::store::{store, StoreRequest};
 use super::{UseCaseError, UseCaseResult};
@@ -37,7 +39,8 @@ pub struct Candidate {
     pub content: String,
     /// When it happened.
     pub at: DateTime<Utc>,
-    /// Its type, when the kind decides it (`None`: classified from the text).
+    /// Its type, when the kind decides it (`None`: classified from the text, a session note
+    /// where the classifier says debug log).
     pub memory_type: Option<MemoryType>,
     /// For a fix, the index (among the candidates) of the error it resolves.
     pub resolves: Option<usize>,
@@ -75,6 +78,15 @@ pub struct CaptureOutcome {
     pub ids: Vec<MemoryId>,
 }
 
+/// The type a candidate is stored with (see the module docs).
+fn memory_type(c: &Candidate) -> MemoryType {
+    c.memory_type
+        .unwrap_or_else(|| match mira_core::classify::classify(&c.content) {
+            MemoryType::DebugLog => MemoryType::SessionNote,
+            other => other,
+        })
+}
+
 /// Stores the candidates of one session into `req.wing`.
 pub fn capture(app: &App, req: CaptureRequest) -> UseCaseResult<CaptureOutcome> {
     super::validate::name("wing", &req.wing)?;
@@ -96,7 +108,7 @@ pub fn capture(app: &App, req: CaptureRequest) -> UseCaseResult<CaptureOutcome> 
             StoreRequest {
                 content: c.content.clone(),
                 wing: req.wing.clone(),
-                memory_type: c.memory_type.map(|t| t.as_str().to_owned()),
+                memory_type: Some(memory_type(c).as_str().to_owned()),
                 created_at: Some(c.at.min(Utc::now())),
                 session_id: req.session_id.clone(),
                 source: Source::Captured,
