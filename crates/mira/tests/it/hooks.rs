@@ -20,7 +20,7 @@ fn data(name: &str) -> PathBuf {
 
 /// A project checkout (its folder named `name`, a git repository) and a store beside it.
 struct Project {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     storage: PathBuf,
     root: PathBuf,
 }
@@ -32,7 +32,7 @@ fn project(name: &str) -> Project {
     Project {
         storage: dir.path().join("store"),
         root,
-        _dir: dir,
+        dir,
     }
 }
 
@@ -713,4 +713,84 @@ fn the_prompt_hook_adds_context_only_when_something_stands_out() {
         "",
         "nothing relevant: nothing added"
     );
+}
+
+/// The other surfaces show and filter what the hooks kept: `mira status` (text), the
+/// `mira_timeline` tool and the memory browser's API (its timeline filter and memory page).
+#[test]
+fn captured_memories_are_shown_and_filtered_over_mcp_in_the_browser_and_in_status() {
+    let _serial = crate::mcp_common::serial();
+    let p = project("billing-service");
+    capture(&p, "session-end", DEV_SESSION, &data("session-dev.jsonl"));
+    stdout(mira(&p.storage).args([
+        "store",
+        "The ledger lives in src/ledger.rs.",
+        "--wing",
+        "billing-service",
+    ]));
+    let all = memories(&p);
+    let captured_n = all.iter().filter(|m| m["source"] == "captured").count();
+    let status = stdout(mira(&p.storage).arg("status"));
+    let line = status
+        .lines()
+        .find(|l| l.trim_start().starts_with("billing-service:"))
+        .unwrap_or_else(|| panic!("{status}"));
+    assert!(
+        line.contains(&format!("{captured_n} captured, last capture 20")),
+        "{line}"
+    );
+
+    // `mira_timeline` with `source` (the store is `<dir>/store`, as `mira_command` sets it).
+    let mut client = crate::mcp_common::StdioClient::spawn(p.dir.path(), &["serve"]);
+    client.initialize();
+    let page = |client: &mut crate::mcp_common::StdioClient, source: &str| {
+        let r = client.call_tool(
+            "mira_timeline",
+            json!({"wing": "billing-service", "source": source, "limit": 1000}),
+        );
+        assert!(!crate::mcp_common::is_error(&r), "{r}");
+        r
+    };
+    let captured_page = page(&mut client, "captured");
+    let items = captured_page["structuredContent"]["items"]
+        .as_array()
+        .unwrap();
+    assert_eq!(items.len(), captured_n);
+    assert!(items.iter().all(|i| i["source"] == "captured"));
+    assert!(crate::mcp_common::text(&captured_page).contains("[captured]"));
+    let stored_page = page(&mut client, "stored");
+    assert_eq!(
+        stored_page["structuredContent"]["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    let bad = client.call_tool("mira_timeline", json!({"source": "scraped"}));
+    assert!(
+        crate::mcp_common::is_error(&bad) && crate::mcp_common::text(&bad).contains("captured"),
+        "{bad}"
+    );
+    drop(client);
+
+    // The browser's API: the timeline's Source filter, the memory page's source.
+    let server =
+        crate::mcp_common::HttpServer::spawn(p.dir.path(), &["ui", "--addr", "127.0.0.1:0"]);
+    let rest = server.url.trim_start_matches("http://");
+    let base = format!("http://{}", &rest[..rest.find('/').unwrap()]);
+    let get = |path: &str| -> Value {
+        let r = reqwest::blocking::get(format!("{base}/ui/api/{path}")).unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        serde_json::from_str(&r.text().unwrap()).unwrap()
+    };
+    let tl = get("timeline?wing=billing-service&source=captured&limit=1000");
+    let items = tl["items"].as_array().unwrap();
+    assert_eq!(items.len(), captured_n);
+    assert!(items.iter().all(|i| i["source"] == "captured"));
+    let stored = get("timeline?wing=billing-service&source=stored");
+    assert_eq!(stored["items"].as_array().unwrap().len(), 1);
+    let id = items[0]["id"].as_str().unwrap();
+    let memory = get(&format!("memory?id={id}"));
+    assert_eq!(memory["source"], "captured");
+    assert_eq!(memory["session_id"], DEV_SESSION);
 }

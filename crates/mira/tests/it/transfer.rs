@@ -223,7 +223,7 @@ fn a_corrupt_line_in_the_middle_imports_all_the_others() {
         "a skipped line makes the exit code 1"
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["imported"], 6, "{report}");
+    assert_eq!(report["imported"], 7, "{report}");
     let errors = report["errors"].as_array().unwrap();
     let at: Vec<&str> = errors.iter().map(|e| e["at"].as_str().unwrap()).collect();
     assert_eq!(at, ["line 4", "line 5", "line 6"], "{report}");
@@ -231,7 +231,7 @@ fn a_corrupt_line_in_the_middle_imports_all_the_others() {
     assert!(errors[2]["message"].as_str().unwrap().contains("wing"));
     let status = stdout(mira(store_dir.path()).args(["status", "--json"]));
     let status: serde_json::Value = serde_json::from_str(&status).unwrap();
-    assert_eq!(status["memories"], 6, "{status}");
+    assert_eq!(status["memories"], 7, "{status}");
 }
 
 #[test]
