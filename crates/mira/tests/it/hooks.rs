@@ -103,25 +103,32 @@ fn find<'a>(ms: &'a [Value], parts: &[&str]) -> Option<&'a Value> {
         .find(|m| parts.iter().all(|p| content(m).contains(p)))
 }
 
-/// The briefing printed by `session-start` (its `additionalContext`), checking the answer's
-/// form; empty when nothing was printed.
-fn briefing(p: &Project, session: &str) -> String {
-    let out = hook(
-        p,
-        "session-start",
-        &json!({"session_id": session, "transcript_path": "/nonexistent.jsonl", "cwd": p.root,
-                "hook_event_name": "SessionStart", "source": "startup", "model": "claude-sonnet-4-5"})
-        .to_string(),
-    );
+/// The context `mira hook <event>` adds (its `additionalContext`), checking the answer's form
+/// (`payload`'s `hook_event_name` echoed); empty when nothing was printed.
+fn added_context(p: &Project, event: &str, payload: &Value) -> String {
+    let out = hook(p, event, &payload.to_string());
     if out.is_empty() {
         return out;
     }
     let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    assert_eq!(
+        v["hookSpecificOutput"]["hookEventName"],
+        payload["hook_event_name"]
+    );
     v["hookSpecificOutput"]["additionalContext"]
         .as_str()
         .unwrap()
         .to_owned()
+}
+
+/// The briefing printed by `session-start`; empty when nothing was printed.
+fn briefing(p: &Project, session: &str) -> String {
+    added_context(
+        p,
+        "session-start",
+        &json!({"session_id": session, "transcript_path": "/nonexistent.jsonl", "cwd": p.root,
+                "hook_event_name": "SessionStart", "source": "startup", "model": "claude-sonnet-4-5"}),
+    )
 }
 
 /// What the capture of a session must hold, and must not: substrings of the memories.
@@ -687,22 +694,12 @@ fn the_prompt_hook_adds_context_only_when_something_stands_out() {
     let p = project("billing-service");
     capture(&p, "session-end", DEV_SESSION, &data("session-dev.jsonl"));
     let ask = |prompt: &str| {
-        let out = hook(
+        added_context(
             &p,
             "user-prompt",
             &json!({"session_id": "s3", "transcript_path": "/x.jsonl", "cwd": p.root,
-                    "hook_event_name": "UserPromptSubmit", "prompt": prompt})
-            .to_string(),
-        );
-        if out.is_empty() {
-            return out;
-        }
-        let v: Value = serde_json::from_str(&out).unwrap();
-        assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
-        v["hookSpecificOutput"]["additionalContext"]
-            .as_str()
-            .unwrap()
-            .to_owned()
+                    "hook_event_name": "UserPromptSubmit", "prompt": prompt}),
+        )
     };
     let relevant = ask("How many times do we retry a charge when the provider times out?");
     assert!(relevant.contains("retr"), "{relevant}");
