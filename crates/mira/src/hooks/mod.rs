@@ -292,7 +292,7 @@ fn user_prompt(app: &App, wing: &str, payload: &Payload) -> Result<(String, Stri
 /// Whether a recall found something relevant enough to put before the agent unasked.
 ///
 /// Provisional, until recall reports how far its best candidate stands above the store's
-/// background: at least one recalled memory shares [`SHARED_TERMS`] distinct content terms
+/// background: at least one recalled memory shares `SHARED_TERMS` (2) distinct content terms
 /// (stemmed) with the query, so that a prompt about something the memory never mentions adds
 /// nothing.
 pub fn stands_out(outcome: &recall::RecallOutcome) -> bool {

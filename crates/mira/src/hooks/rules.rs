@@ -383,7 +383,7 @@ pub fn command_key(command: &str) -> String {
 
 /// The lines of a failed command's output that say what failed (or its last lines), on one
 /// line separated by ` | `; empty when the output says nothing. Lines that carry a message
-/// ([`MESSAGE`]) come before summaries ("1 failed", "Found 1 error"); the lines kept stay in
+/// (`MESSAGE`) come before summaries ("1 failed", "Found 1 error"); the lines kept stay in
 /// the output's order.
 pub fn error_gist(output: &str) -> String {
     let lines: Vec<String> = output

@@ -160,8 +160,7 @@ pub struct TimelineArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "bool_schema")]
     pub include_superseded: Option<Value>,
-    /// Only memories stored on purpose ("stored") or kept from session transcripts by the
-    /// client's hooks ("captured").
+    /// Only what was stored on purpose (stored) or kept from sessions by client hooks (captured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "source_schema")]
     pub source: Option<String>,
