@@ -20,7 +20,10 @@
 //!
 //! A user install runs the binary by its absolute path (clients need not read the shell's
 //! `PATH`); a project install, shared with a team through the repository, runs `mira` from
-//! `PATH`.
+//! `PATH`. When a `mira` server is configured already with mira's variables in its `env`
+//! (`MIRA_STORAGE_PATH` for one store everywhere, as the README's `claude mcp add` line sets
+//! it), the hook commands set the same ones (`MIRA_STORAGE_PATH=… mira hook …`), so that the
+//! hooks and the agent's tools use one store.
 
 use super::json_doc::{self, Json, Style};
 use super::HookEvent;
@@ -142,7 +145,7 @@ pub fn hooks_object(program: &str, with_user_prompt: bool) -> Json {
             .map(|(event, name, timeout)| {
                 (
                     name.to_owned(),
-                    Json::Array(vec![group(program, event, timeout)]),
+                    Json::Array(vec![group(program, &[], event, timeout)]),
                 )
             })
             .collect(),
@@ -157,20 +160,75 @@ pub fn server_entry(program: &str) -> Json {
     ])
 }
 
-fn command(program: &str, event: HookEvent) -> String {
-    format!("{} hook {}", shell_word(program), event.as_str())
+/// Variables (name, value) a hook command sets before running mira.
+type Env = [(String, String)];
+
+/// The shell command of mira's hook for `event`: `[NAME=value …] program hook <event>`.
+fn command(program: &str, env: &Env, event: HookEvent) -> String {
+    let mut words: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("{k}={}", shell_word(v)))
+        .collect();
+    words.push(shell_word(program));
+    format!("{} hook {}", words.join(" "), event.as_str())
 }
 
 /// One matcher group running mira's hook for `event`.
-fn group(program: &str, event: HookEvent, timeout: u32) -> Json {
+fn group(program: &str, env: &Env, event: HookEvent, timeout: u32) -> Json {
     Json::Object(vec![(
         "hooks".into(),
         Json::Array(vec![Json::Object(vec![
             ("type".into(), Json::string("command")),
-            ("command".into(), Json::string(&command(program, event))),
+            (
+                "command".into(),
+                Json::string(&command(program, env, event)),
+            ),
             ("timeout".into(), Json::Number(timeout.into())),
         ])]),
     )])
+}
+
+/// The `MIRA_*` variables of a configured server entry's `env`, in its order.
+fn mira_env(entry: &Json) -> Vec<(String, String)> {
+    let Some(Json::Object(env)) = entry.get("env") else {
+        return Vec::new();
+    };
+    env.iter()
+        .filter(|(k, _)| is_variable(k) && k.starts_with("MIRA_"))
+        .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
+        .collect()
+}
+
+/// Whether `name` is a shell variable name.
+fn is_variable(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The words of a shell command: split at spaces, `'…'` quoting (with `'\''` for a quote)
+/// joined into its word; `None` for an unclosed quote.
+fn shell_words(command: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = command.trim().chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => words.extend(word.take()),
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        q => w.push(q),
+                    }
+                }
+            }
+            '\\' => word.get_or_insert_with(String::new).push(chars.next()?),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    Some(words)
 }
 
 /// Whether a program named in a command or an entry is mira (`mira`, `/path/to/mira`,
@@ -181,18 +239,16 @@ fn is_mira(program: &str) -> bool {
     name == "mira" || name == "mira.exe"
 }
 
-/// Whether a hook's command is one of mira's (`<…>mira hook <event>`).
+/// Whether a hook's command is one of mira's (`[NAME=value …] <…>mira hook <event>`).
 fn is_mira_hook(command: &str) -> bool {
-    let command = command.trim();
-    let (program, args) = match command.strip_prefix('\'') {
-        Some(quoted) => match quoted.split_once('\'') {
-            Some(parts) => parts,
-            None => return false,
-        },
-        None => command.split_once(' ').unwrap_or((command, "")),
+    let Some(words) = shell_words(command) else {
+        return false;
     };
-    let mut args = args.split_whitespace();
-    is_mira(program)
+    let mut args = words
+        .iter()
+        .map(String::as_str)
+        .skip_while(|w| w.split_once('=').is_some_and(|(k, _)| is_variable(k)));
+    args.next().is_some_and(is_mira)
         && args.next() == Some("hook")
         && args.next().is_some_and(|e| {
             HOOKS
@@ -250,18 +306,33 @@ fn document(path: &Path, text: Option<&str>) -> Result<(Json, Style)> {
 pub fn install(scope: Scope, cwd: &Path, with_user_prompt: bool) -> Result<Vec<Change>> {
     let program = program(scope)?;
     let (settings, servers) = files(scope, cwd)?;
+    let servers_before = read(&servers)?;
+    let (servers_doc, servers_style) = document(&servers, servers_before.as_deref())?;
+    let env = servers_doc
+        .get("mcpServers")
+        .and_then(|l| l.get(SERVER))
+        .map(mira_env)
+        .unwrap_or_default();
     let mut out = Vec::new();
     let before = read(&settings)?;
     let (mut doc, style) = document(&settings, before.as_deref())?;
-    add_hooks(&settings, &mut doc, &program, with_user_prompt)?;
+    add_hooks(&settings, &mut doc, &program, &env, with_user_prompt)?;
+    let mut notes = Vec::new();
+    if !env.is_empty() {
+        let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        notes.push(format!(
+            "the hooks set {} as the mira server configured in {} does",
+            names.join(", "),
+            servers.display()
+        ));
+    }
     out.push(Change {
         after: Some(json_doc::write(&doc, &style)),
         before,
         path: settings,
-        notes: Vec::new(),
+        notes,
     });
-    let before = read(&servers)?;
-    let (mut doc, style) = document(&servers, before.as_deref())?;
+    let (before, mut doc, style) = (servers_before, servers_doc, servers_style);
     let mut notes = Vec::new();
     let list = doc
         .entry("mcpServers", Json::object)
@@ -293,7 +364,13 @@ pub fn install(scope: Scope, cwd: &Path, with_user_prompt: bool) -> Result<Vec<C
 
 /// Adds mira's hooks to a settings document (replacing the command of a mira hook already
 /// there, so that a moved binary is followed).
-fn add_hooks(path: &Path, doc: &mut Json, program: &str, with_user_prompt: bool) -> Result<()> {
+fn add_hooks(
+    path: &Path,
+    doc: &mut Json,
+    program: &str,
+    env: &Env,
+    with_user_prompt: bool,
+) -> Result<()> {
     let bad = || {
         anyhow::anyhow!(
             "{}: hooks is not an object of event lists: fix it first",
@@ -319,14 +396,14 @@ fn add_hooks(path: &Path, doc: &mut Json, program: &str, with_user_prompt: bool)
                     if ours {
                         found = true;
                         if let Some(c) = h.get_mut("command") {
-                            *c = Json::string(&command(program, event));
+                            *c = Json::string(&command(program, env, event));
                         }
                     }
                 }
             }
         }
         if !found {
-            groups.push(group(program, event, timeout));
+            groups.push(group(program, env, event, timeout));
         }
     }
     Ok(())

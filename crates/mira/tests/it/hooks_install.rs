@@ -280,3 +280,76 @@ fn the_plugin_layout_holds_what_a_project_install_writes() {
         serde_json::from_str(&read(&root.join(".claude-plugin/plugin.json")).unwrap()).unwrap();
     assert_eq!(manifest["name"], "mira");
 }
+
+/// A `mira` server added as the README's `claude mcp add` line adds it (one store for every
+/// project through `MIRA_STORAGE_PATH`) is left as it is, and the hooks set the same variable:
+/// run as Claude Code runs them (`sh -c`, in a project), they capture into that store, not the
+/// project's own.
+#[test]
+fn the_hooks_use_the_store_of_a_mira_server_configured_already() {
+    let home = tempfile::tempdir().unwrap();
+    let shared = home.path().join("one store");
+    let claude_json = home.path().join(".claude.json");
+    let before = serde_json::to_string_pretty(&serde_json::json!({
+        "mcpServers": {"mira": {"type": "stdio", "command": "mira", "args": ["serve"],
+                                "env": {"MIRA_STORAGE_PATH": shared, "RUST_BACKTRACE": "1"}}}
+    }))
+    .unwrap();
+    std::fs::write(&claude_json, &before).unwrap();
+    let out = run(
+        home.path(),
+        home.path(),
+        &["hook", "install", "claude-code"],
+    );
+    assert!(out.contains("MIRA_STORAGE_PATH"), "says so: {out}");
+    assert_eq!(
+        read(&claude_json).as_deref(),
+        Some(before.as_str()),
+        "the server is left alone"
+    );
+    let settings = home.path().join(".claude/settings.json");
+    let v: Value = serde_json::from_str(&read(&settings).unwrap()).unwrap();
+    let command = v["hooks"]["SessionEnd"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        command.starts_with(&format!("MIRA_STORAGE_PATH='{}' /", shared.display()))
+            && !command.contains("RUST_BACKTRACE"),
+        "{command}"
+    );
+    let project = home.path().join("billing-service");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    let transcript =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hooks/session-dev.jsonl");
+    let payload = serde_json::json!({"session_id": "s1", "transcript_path": transcript,
+        "cwd": project, "hook_event_name": "SessionEnd", "reason": "logout"});
+    let ran = assert_cmd::Command::new("sh")
+        .args(["-c", &command])
+        .current_dir(&project)
+        .env("HOME", home.path())
+        .env("MIRA_MODEL_DIR", mira_embed::resolve_model_dir(None))
+        .env_remove("MIRA_STORAGE_PATH")
+        .env_remove("MIRA_CONFIG")
+        .env_remove("MIRA_WING")
+        .write_stdin(payload.to_string())
+        .output()
+        .unwrap();
+    assert!(ran.status.success() && ran.stdout.is_empty(), "{ran:?}");
+    assert!(
+        shared.join("mira.db").exists(),
+        "captured into the server's store"
+    );
+    assert!(!project.join(".mira").exists(), "not into the project's");
+    let exported = stdout(mira(&shared).arg("export"));
+    assert!(exported.contains("\"source\":\"captured\""), "{exported}");
+
+    // Uninstall recognises the commands with their variable: the files are as before.
+    run(
+        home.path(),
+        home.path(),
+        &["hook", "uninstall", "claude-code"],
+    );
+    assert_eq!(read(&settings), None);
+    assert_eq!(read(&claude_json).as_deref(), Some(before.as_str()));
+}
