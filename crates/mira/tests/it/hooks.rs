@@ -584,33 +584,29 @@ fn capture_can_be_turned_off_per_project() {
     let shared = p.root.join("shared.yaml");
     std::fs::write(&shared, "hooks:\n  capture_skip_wings: [billing-service]\n").unwrap();
     std::fs::remove_file(p.root.join(".mira/config.yaml")).unwrap();
-    let out = mira(&p.storage)
-        .env_remove("MIRA_WING")
-        .env("MIRA_CONFIG", &shared)
-        .args(["hook", "session-end"])
-        .write_stdin(payload(
-            &p,
-            "SessionEnd",
-            DEV_SESSION,
-            &data("session-dev.jsonl"),
-        ))
-        .output()
-        .unwrap();
+    // `session-end` with the shared configuration, `MIRA_WING` set to `wing` or unset.
+    let end = |wing: Option<&str>| {
+        let mut cmd = mira(&p.storage);
+        match wing {
+            Some(w) => cmd.env("MIRA_WING", w),
+            None => cmd.env_remove("MIRA_WING"),
+        };
+        cmd.env("MIRA_CONFIG", &shared)
+            .args(["hook", "session-end"])
+            .write_stdin(payload(
+                &p,
+                "SessionEnd",
+                DEV_SESSION,
+                &data("session-dev.jsonl"),
+            ))
+            .output()
+            .unwrap()
+    };
+    let out = end(None);
     assert!(out.status.success() && out.stdout.is_empty());
     assert!(!p.storage.join("mira.db").exists());
     // MIRA_WING names another wing: captured there.
-    let out = mira(&p.storage)
-        .env("MIRA_WING", "billing-v2")
-        .env("MIRA_CONFIG", &shared)
-        .args(["hook", "session-end"])
-        .write_stdin(payload(
-            &p,
-            "SessionEnd",
-            DEV_SESSION,
-            &data("session-dev.jsonl"),
-        ))
-        .output()
-        .unwrap();
+    let out = end(Some("billing-v2"));
     assert!(out.status.success());
     let ms = captured(&p);
     assert!(!ms.is_empty() && ms.iter().all(|m| m["wing"] == "billing-v2"));
