@@ -205,8 +205,8 @@ fn is_variable(name: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// The words of a shell command: split at spaces, `'…'` quoting (with `'\''` for a quote)
-/// joined into its word; `None` for an unclosed quote.
+/// The words of a shell command as [`shell_word`] and [`command`] write them: split at spaces,
+/// `'…'` quoting (with `'\''` for a quote) joined into its word; `None` for an unclosed quote.
 fn shell_words(command: &str) -> Option<Vec<String>> {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
@@ -223,7 +223,11 @@ fn shell_words(command: &str) -> Option<Vec<String>> {
                     }
                 }
             }
-            '\\' => word.get_or_insert_with(String::new).push(chars.next()?),
+            // `\'` (a quote between quoted parts); any other backslash is kept (`C:\bin`).
+            '\\' if chars.as_str().starts_with('\'') => {
+                word.get_or_insert_with(String::new).push('\'');
+                chars.next();
+            }
             c => word.get_or_insert_with(String::new).push(c),
         }
     }
@@ -584,6 +588,8 @@ mod tests {
             "/home/u/.cargo/bin/mira hook pre-compact",
             "'/Users/a b/bin/mira' hook session-end",
             "C:\\bin\\mira.exe hook user-prompt",
+            "MIRA_STORAGE_PATH='/home/u/one store' /usr/bin/mira hook session-start",
+            "MIRA_STORAGE_PATH=/s MIRA_LOG=warn mira hook session-end",
         ] {
             assert!(is_mira_hook(c), "{c}");
         }
@@ -592,9 +598,23 @@ mod tests {
             "mira hook session-start && rm -rf /",
             "mira serve",
             "echo mira hook session-start",
+            "FOO=1 echo mira hook session-start",
+            "MIRA_STORAGE_PATH='/unclosed mira hook session-start",
         ] {
             assert!(!is_mira_hook(c), "{c}");
         }
         assert_eq!(shell_word("/a b/mira"), "'/a b/mira'");
+        let env = [("MIRA_STORAGE_PATH".to_owned(), "/it's here".to_owned())];
+        let c = command("/a b/mira", &env, HookEvent::SessionEnd);
+        assert_eq!(
+            shell_words(&c).unwrap(),
+            [
+                "MIRA_STORAGE_PATH=/it's here",
+                "/a b/mira",
+                "hook",
+                "session-end"
+            ]
+        );
+        assert!(is_mira_hook(&c), "{c}");
     }
 }
