@@ -27,6 +27,10 @@ pub struct TimelineQuery {
     pub include_archived: bool,
     /// Include superseded memories.
     pub include_superseded: bool,
+    /// Only memories from this source.
+    pub source: Option<crate::model::Source>,
+    /// Only pinned memories.
+    pub pinned_only: bool,
     /// Newest first (`true`) or oldest first; ties on `created_at` are broken by `seq`.
     pub newest_first: bool,
     /// Start strictly after this `(created_at ms, seq)` position in the chosen order.

@@ -278,6 +278,13 @@ pub enum Command {
         /// Show superseded memories too.
         #[arg(long)]
         include_superseded: bool,
+        /// Only memories from this source: stored (on purpose) or captured (by the client's
+        /// hooks, `mira hook`).
+        #[arg(long, value_name = "SOURCE")]
+        source: Option<String>,
+        /// Only pinned memories.
+        #[arg(long)]
+        pinned: bool,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -414,6 +421,13 @@ pub enum Command {
         /// Also show SOUL identities (as soul.enabled: true).
         #[arg(long)]
         with_soul: bool,
+    },
+    /// A coding agent's client hooks: the briefing when a session starts, capture of what it
+    /// leaves (`mira hook install claude-code` sets them up).
+    Hook {
+        /// The event, or install / uninstall.
+        #[command(subcommand)]
+        action: crate::hooks::HookCommand,
     },
     /// SOUL, the identity extension: who the agent is (works whether or not soul.enabled).
     Soul {
@@ -807,6 +821,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             )
         }
         Command::Ui { addr, with_soul } => return browse(&cli, addr, *with_soul),
+        Command::Hook { action } => return crate::hooks::command(action, cli.config.as_deref()),
         Command::Soul {
             agent,
             json,
@@ -881,6 +896,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 pinned: *pinned,
                 created_at,
                 session_id: session.clone(),
+                ..StoreRequest::default()
             };
             let outcome = match use_case(usecases::store::store(&app, req))? {
                 Ok(o) => o,
@@ -993,6 +1009,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 queries: *queries as usize,
                 budget: *budget,
                 cache_dir,
+                hook_binary: std::env::current_exe().ok(),
             };
             let report = crate::bench::run(&config, model, &opts)?;
             if *json {
@@ -1109,6 +1126,8 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
             order,
             include_archived,
             include_superseded,
+            source,
+            pinned,
             json,
         } => {
             let req = timeline::TimelineRequest {
@@ -1122,6 +1141,8 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
                 order: order.clone(),
                 include_archived: *include_archived,
                 include_superseded: *include_superseded,
+                source: source.clone(),
+                pinned_only: *pinned,
                 now: None,
             };
             emit(timeline::timeline(&app, &req), *json, timeline::render_text)

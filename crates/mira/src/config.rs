@@ -37,6 +37,8 @@ pub struct Config {
     pub metrics: MetricsConfig,
     /// Outgoing webhooks.
     pub webhooks: WebhooksConfig,
+    /// The client hooks (`mira hook`): the briefing at session start, capture.
+    pub hooks: HooksConfig,
     /// Keys of the file that mira accepts and ignores (see [`RETIRED_KEYS`]), warned about
     /// when the application opens.
     #[serde(skip)]
@@ -645,6 +647,35 @@ pub struct SoulConfig {
     pub evolution: SoulEvolution,
 }
 
+/// `hooks:`, what `mira hook` does for a coding agent's client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HooksConfig {
+    /// Keep what sessions leave (`pre-compact`, `session-end`, `stop`); `false` in a project's
+    /// `.mira/config.yaml` turns capture off for that project.
+    pub capture: bool,
+    /// Wings never captured (a per-project switch in a configuration shared by every project).
+    pub capture_skip_wings: Vec<String>,
+    /// The wing of the hooks' sessions; unset: `$MIRA_WING`, else the git repository's name,
+    /// else the working directory's name.
+    pub wing: Option<String>,
+    /// Tokens of the briefing `session-start` puts before the agent.
+    pub session_start_budget: u32,
+    /// Tokens of what `user-prompt` adds for a prompt (when something stands out).
+    pub user_prompt_budget: u32,
+}
+impl Default for HooksConfig {
+    fn default() -> Self {
+        HooksConfig {
+            capture: true,
+            capture_skip_wings: Vec::new(),
+            wing: None,
+            session_start_budget: 1500,
+            user_prompt_budget: 600,
+        }
+    }
+}
+
 /// `mcp.http:`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -1148,6 +1179,29 @@ impl Config {
                     .is_ok(),
                 "metrics.prometheus_addr",
                 "must be an IP:port address such as 127.0.0.1:9090",
+            )?;
+        }
+        let h = &self.hooks;
+        check(
+            (100..=100_000).contains(&h.session_start_budget),
+            "hooks.session_start_budget",
+            "must be in 100..=100000",
+        )?;
+        check(
+            (100..=100_000).contains(&h.user_prompt_budget),
+            "hooks.user_prompt_budget",
+            "must be in 100..=100000",
+        )?;
+        for (key, name) in h
+            .capture_skip_wings
+            .iter()
+            .map(|w| ("hooks.capture_skip_wings", w))
+            .chain(h.wing.iter().map(|w| ("hooks.wing", w)))
+        {
+            check(
+                crate::usecases::validate::name("wing", name).is_ok(),
+                key,
+                "must be wing names: 1-64 ASCII letters, digits, '-', '_' or '.'",
             )?;
         }
         let w = &self.webhooks;

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod eval;
+pub mod hooks;
 pub mod logging;
 pub mod mcp;
 pub mod ops;

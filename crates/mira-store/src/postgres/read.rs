@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 pub(super) const SELECT_ROWS: &str = "SELECT v.seq, v.id, v.wing, v.room, v.memory_type, \
      v.content, v.content_hash, v.token_count, v.created_at, v.stored_at, v.session_id, \
      v.metadata, v.archived_at, v.superseded_by, v.pinned, v.cost_header, v.cost_fingerprint, \
-     v.cost_verbatim, v.cost_version, f.data, f.token_count \
+     v.cost_verbatim, v.cost_version, f.data, f.token_count, v.source \
      FROM verbatims v JOIN fingerprints f ON f.memory_id = v.id";
 
 /// Reads a row selected with [`SELECT_ROWS`].
@@ -37,6 +37,7 @@ pub(super) fn raw_row(r: &Row) -> Result<RawRow> {
         archived_at: r.try_get(12)?,
         superseded_by: r.try_get(13)?,
         pinned: r.try_get(14)?,
+        source: r.try_get(21)?,
         costs: [
             r.try_get(15)?,
             r.try_get(16)?,
@@ -347,6 +348,15 @@ pub(super) fn stats(c: &mut impl GenericClient) -> Result<StoreStats> {
         "SELECT wing || '/' || room, count(*) FROM verbatims GROUP BY wing, room",
         &mut stats.by_room,
     )?;
+    for row in c.query(
+        "SELECT wing, count(*), max(stored_at) FROM verbatims WHERE source = 'captured' GROUP BY wing",
+        &[],
+    )? {
+        let n: i64 = row.try_get(1)?;
+        stats
+            .captures
+            .insert(row.try_get(0)?, (n.max(0) as u64, row.try_get(2)?));
+    }
     Ok(stats)
 }
 

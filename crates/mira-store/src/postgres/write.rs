@@ -55,9 +55,10 @@ fn insert_row(c: &mut Client, new: &NewMemory) -> Result<i64> {
             &format!(
                 "INSERT INTO verbatims (id, wing, room, memory_type, content, content_hash,
                     token_count, created_at, stored_at, session_id, metadata, archived_at,
-                    cost_header, cost_fingerprint, cost_verbatim, cost_version, pinned, search)
+                    cost_header, cost_fingerprint, cost_verbatim, cost_version, pinned, source,
+                    search)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                    $17, to_tsvector('{TEXT_SEARCH}', $18))
+                    $17, $18, to_tsvector('{TEXT_SEARCH}', $19))
                  RETURNING seq"
             ),
             &[
@@ -78,6 +79,7 @@ fn insert_row(c: &mut Client, new: &NewMemory) -> Result<i64> {
                 &cost(|c| c.verbatim),
                 &costs.map(|_| i64::from(mira_core::render::RENDER_VERSION)),
                 &f.pinned,
+                &f.source.as_str(),
                 &searched,
             ],
         )?

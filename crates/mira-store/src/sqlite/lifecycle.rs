@@ -157,6 +157,7 @@ pub(super) fn timeline(conn: &Connection, q: &TimelineQuery) -> Result<Vec<Store
            AND (?4 IS NULL OR v.created_at >= ?4) AND (?5 IS NULL OR v.created_at <= ?5)
            AND (?6 OR v.archived_at IS NULL) AND (?7 OR v.superseded_by IS NULL)
            AND (?8 IS NULL OR (v.created_at, v.seq) {cmp} (?8, ?9))
+           AND (?11 IS NULL OR v.source = ?11) AND (NOT ?12 OR v.pinned <> 0)
          ORDER BY v.created_at {order}, v.seq {order} LIMIT ?10"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
@@ -171,6 +172,8 @@ pub(super) fn timeline(conn: &Connection, q: &TimelineQuery) -> Result<Vec<Store
         q.after.map(|a| a.0),
         q.after.map(|a| a.1),
         i64::try_from(q.limit).unwrap_or(i64::MAX),
+        q.source.map(crate::Source::as_str),
+        q.pinned_only,
     ])?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {

@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 pub(super) const SELECT_ROWS: &str = "SELECT v.seq, v.id, v.wing, v.room, v.memory_type, \
      v.content, v.content_hash, v.token_count, v.created_at, v.stored_at, v.session_id, \
      v.metadata, v.archived_at, v.superseded_by, v.pinned, v.cost_header, v.cost_fingerprint, \
-     v.cost_verbatim, v.cost_version, f.data, f.token_count \
+     v.cost_verbatim, v.cost_version, f.data, f.token_count, v.source \
      FROM verbatims v JOIN fingerprints f ON f.memory_id = v.id";
 
 /// Reads a row selected with [`SELECT_ROWS`].
@@ -40,6 +40,7 @@ pub(super) fn raw_row(r: &Row<'_>) -> Result<RawRow> {
         archived_at: r.get(12)?,
         superseded_by: superseded.map(|s| parse_id(&s)).transpose()?,
         pinned: r.get::<_, i64>(14)? != 0,
+        source: r.get(21)?,
         costs: [r.get(15)?, r.get(16)?, r.get(17)?, r.get(18)?],
         fingerprint: r.get(19)?,
         fingerprint_tokens: r.get(20)?,
@@ -312,6 +313,19 @@ pub(super) fn stats(conn: &Connection) -> Result<StoreStats> {
         "SELECT wing || '/' || room, count(*) FROM verbatims GROUP BY wing, room",
         &mut stats.by_room,
     )?;
+    let mut stmt = conn.prepare(
+        "SELECT wing, count(*), max(stored_at) FROM verbatims WHERE source = 'captured' GROUP BY wing",
+    )?;
+    for row in stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
+    })? {
+        let (wing, n, last) = row?;
+        stats.captures.insert(wing, (n.max(0) as u64, last));
+    }
     Ok(stats)
 }
 

@@ -31,8 +31,9 @@ fn insert_row(tx: &Connection, new: &NewMemory) -> Result<i64> {
     tx.prepare_cached(
         "INSERT INTO verbatims (id, wing, room, memory_type, content, content_hash, token_count,
                                 created_at, stored_at, session_id, metadata, archived_at,
-                                cost_header, cost_fingerprint, cost_verbatim, cost_version, pinned)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                                cost_header, cost_fingerprint, cost_verbatim, cost_version, pinned,
+                                source)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
     )?
     .execute(params![
         id,
@@ -52,6 +53,7 @@ fn insert_row(tx: &Connection, new: &NewMemory) -> Result<i64> {
         f.costs.map(|c| c.verbatim),
         f.costs.map(|_| mira_core::render::RENDER_VERSION),
         f.pinned,
+        f.source.as_str(),
     ])?;
     let seq = tx.last_insert_rowid();
     tx.prepare_cached(

@@ -287,6 +287,8 @@ fn timeline_archive_unarchive_and_delete() {
                 until_ms: None,
                 include_archived: false,
                 include_superseded: true,
+                source: None,
+                pinned_only: false,
                 newest_first: true,
                 after,
                 limit: 2,
@@ -608,4 +610,55 @@ fn postgres_stores_into_one_wing_take_turns() {
     let started = std::time::Instant::now();
     drop((b.reopen)().begin_store(&["v"]).unwrap());
     assert!(started.elapsed() < std::time::Duration::from_secs(2));
+}
+
+#[test]
+fn the_source_is_stored_filtered_and_counted() {
+    each(|b| {
+        let s = &*b.store;
+        let stored = memory("We use sqlx for the ledger.", "w", 1_000, 1);
+        let mut captured = memory("Request: add retries to the client.", "w", 2_000, 2);
+        captured.facts.source = mira_store::Source::Captured;
+        captured.facts.stored_at = 9_000;
+        let mut pinned = memory("Never deploy on Fridays.", "w", 3_000, 3);
+        pinned.facts.pinned = true;
+        let mut elsewhere = memory("Request: rename the crate.", "other", 4_000, 4);
+        elsewhere.facts.source = mira_store::Source::Captured;
+        s.insert_memories(&[stored, captured.clone(), pinned.clone(), elsewhere])
+            .unwrap();
+        let query = |source, pinned_only| TimelineQuery {
+            wing: Some("w".into()),
+            room: None,
+            memory_type: None,
+            since_ms: None,
+            until_ms: None,
+            include_archived: false,
+            include_superseded: false,
+            source,
+            pinned_only,
+            newest_first: true,
+            after: None,
+            limit: 10,
+        };
+        let ids = |q| -> Vec<MemoryId> {
+            s.timeline(&q)
+                .unwrap()
+                .iter()
+                .map(|m| m.memory.id)
+                .collect()
+        };
+        assert_eq!(
+            ids(query(Some(mira_store::Source::Captured), false)),
+            vec![captured.memory.id],
+            "{}",
+            b.name
+        );
+        assert_eq!(ids(query(None, true)), vec![pinned.memory.id], "{}", b.name);
+        assert_eq!(ids(query(Some(mira_store::Source::Stored), false)).len(), 2);
+        let read = s.get(captured.memory.id, Parts::NONE).unwrap().unwrap();
+        assert_eq!(read.facts.source, mira_store::Source::Captured);
+        let stats = s.stats().unwrap();
+        assert_eq!(stats.captures.get("w"), Some(&(1, 9_000)), "{}", b.name);
+        assert_eq!(stats.captures.len(), 2);
+    });
 }

@@ -161,6 +161,10 @@ pub struct TimelineArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "bool_schema")]
     pub include_superseded: Option<Value>,
+    /// Only what was stored on purpose (stored) or kept from sessions by client hooks (captured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "source_schema")]
+    pub source: Option<String>,
 }
 
 /// Arguments of `mira_causal_chain`.
@@ -284,6 +288,10 @@ fn id_list_schema(_: &mut SchemaGenerator) -> Schema {
 
 fn order_schema(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "string", "enum": ["newest", "oldest"], "default": "newest" })
+}
+
+fn source_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "string", "enum": ["stored", "captured"] })
 }
 
 fn mode_schema(_: &mut SchemaGenerator) -> Schema {

@@ -259,6 +259,7 @@ async fn store(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failu
             .transpose()
             .map_err(|e| invalid(e.to_string()))?,
         session_id: args::non_blank(a.session_id),
+        ..store::StoreRequest::default()
     };
     c.answer(true, move |app| store::store(app, req), store::render_text)
         .await
@@ -358,6 +359,8 @@ async fn timeline(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fa
             .map_err(invalid)?,
         include_superseded: args::flag("include_superseded", a.include_superseded.as_ref())
             .map_err(invalid)?,
+        source: args::non_blank(a.source),
+        pinned_only: false,
         now: None,
     };
     c.answer(

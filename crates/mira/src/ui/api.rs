@@ -184,6 +184,7 @@ struct TimelineQuery {
     archived: bool,
     #[serde(default)]
     superseded: bool,
+    source: Option<String>,
 }
 
 async fn get_timeline(
@@ -202,6 +203,8 @@ async fn get_timeline(
         order: q.order,
         include_archived: q.archived,
         include_superseded: q.superseded,
+        source: q.source,
+        pinned_only: false,
         now: None,
     };
     run(app, move |app| timeline::timeline(app, &req)).await

@@ -5,7 +5,7 @@ use crate::App;
 use mira_core::memory::{Fingerprint, MemoryId, MemoryType, RelationType};
 use mira_core::tags::Tag;
 use mira_core::{render, slots};
-use mira_store::StoredMemory;
+use mira_store::{Source, StoredMemory};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -36,7 +36,8 @@ pub fn replaced_slot(app: &App, m: &StoredMemory) -> UseCaseResult<Option<String
 }
 
 /// The text form: a header line (short id, wing, room, type, date), the verbatim content, then
-/// its facts, tags, links and marks (`replaced`: the slot of [`replaced_slot`]).
+/// its facts, where it came from (when a client hook captured it), tags, links and marks
+/// (`replaced`: the slot of [`replaced_slot`]).
 pub fn render_text(m: &StoredMemory, replaced: Option<&str>) -> String {
     let mem = &m.memory;
     let mut out = format!(
@@ -50,6 +51,16 @@ pub fn render_text(m: &StoredMemory, replaced: Option<&str>) -> String {
         mem.content
     );
     let _ = write!(out, "\nFingerprint: {}\n", render::fingerprint_facts(mem));
+    if m.facts.source == Source::Captured {
+        let _ = writeln!(
+            out,
+            "Source: captured by a client hook{}",
+            mem.session_id
+                .as_deref()
+                .map(|s| format!(" (session {s})"))
+                .unwrap_or_default()
+        );
+    }
     if !m.tags.is_empty() {
         let tags: Vec<&str> = m.tags.iter().map(|t| t.tag.as_str()).collect();
         let _ = writeln!(out, "Tags: {}", tags.join(", "));
@@ -114,6 +125,8 @@ pub struct LoadedMemory<'a> {
     pub superseded_by: Option<MemoryId>,
     /// The conversation it came from.
     pub session_id: Option<&'a str>,
+    /// `stored` (by a tool or the CLI) or `captured` (by a client hook).
+    pub source: &'static str,
 }
 
 /// A causal link of a loaded memory.
@@ -159,6 +172,7 @@ impl<'a> From<&'a StoredMemory> for LoadedMemory<'a> {
             archived: mem.archived,
             superseded_by: mem.superseded_by,
             session_id: mem.session_id.as_deref(),
+            source: m.facts.source.as_str(),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The use cases, shared by the CLI and the MCP server.
 
 pub mod archive;
+pub mod briefing;
+pub mod capture;
 pub mod causal;
 pub mod clear;
 pub mod edit;

@@ -58,8 +58,20 @@ pub struct Status {
     pub by_wing: BTreeMap<String, u64>,
     /// Memories per wing/room.
     pub by_room: BTreeMap<String, u64>,
+    /// Per wing, what the client hooks captured (`mira hook`): wings without a capture are
+    /// absent.
+    pub captures: BTreeMap<String, CaptureStatus>,
     /// SOUL, the identity extension.
     pub soul: super::soul::SoulState,
+}
+
+/// What the client hooks captured in one wing.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct CaptureStatus {
+    /// Captured memories (archived ones included).
+    pub memories: u64,
+    /// When the last one was written (RFC 3339).
+    pub last: String,
 }
 
 /// The vector index part of the status.
@@ -231,6 +243,16 @@ pub fn status(app: &App) -> UseCaseResult<Status> {
         by_type: s.by_type,
         by_wing: s.by_wing,
         by_room: s.by_room,
+        captures: s
+            .captures
+            .into_iter()
+            .map(|(wing, (memories, last_ms))| {
+                let last = chrono::DateTime::from_timestamp_millis(last_ms)
+                    .unwrap_or_default()
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+                (wing, CaptureStatus { memories, last })
+            })
+            .collect(),
         soul: super::soul::state(app),
     })
 }
@@ -306,7 +328,11 @@ pub fn render_text(s: &Status) -> String {
         out.push_str("  (none)\n");
     }
     for (w, n) in &s.by_wing {
-        let _ = writeln!(out, "  {w}: {n}");
+        let _ = write!(out, "  {w}: {n}");
+        if let Some(c) = s.captures.get(w) {
+            let _ = write!(out, " ({} captured, last capture {})", c.memories, c.last);
+        }
+        out.push('\n');
         let prefix = format!("{w}/");
         for (r, n) in s.by_room.iter().filter(|(k, _)| k.starts_with(&prefix)) {
             let _ = writeln!(out, "    {}: {n}", &r[prefix.len()..]);

@@ -10,7 +10,7 @@ use crate::App;
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, Utc};
 use mira_core::memory::{Memory, MemoryId, MemoryType};
 use mira_core::render::short_id;
-use mira_store::{StoredMemory, TimelineQuery};
+use mira_store::{Source, StoredMemory, TimelineQuery};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -46,6 +46,10 @@ pub struct TimelineRequest {
     pub include_archived: bool,
     /// Show superseded memories too (marked `[superseded by <short id>]`).
     pub include_superseded: bool,
+    /// Only memories from this source: `stored` or `captured` (kept by a client hook).
+    pub source: Option<String>,
+    /// Only pinned memories.
+    pub pinned_only: bool,
     /// The clock for relative dates (now when absent).
     pub now: Option<DateTime<Utc>>,
 }
@@ -71,6 +75,11 @@ pub struct TimelineItem {
     pub archived: bool,
     /// The memory that replaces it, when superseded.
     pub superseded_by: Option<MemoryId>,
+    /// Whether it is pinned.
+    pub pinned: bool,
+    /// Where it came from: `stored`, or `captured` by a client hook (marked `[captured]`).
+    #[schemars(with = "String")]
+    pub source: Source,
 }
 
 /// One page of the timeline.
@@ -280,6 +289,9 @@ fn query(req: &TimelineRequest) -> UseCaseResult<(TimelineQuery, usize, &'static
         }
     };
     let after = present(&req.cursor).map(decode_cursor).transpose()?;
+    let source = present(&req.source)
+        .map(|s| s.parse::<Source>().map_err(invalid))
+        .transpose()?;
     let q = TimelineQuery {
         wing,
         room,
@@ -288,6 +300,8 @@ fn query(req: &TimelineRequest) -> UseCaseResult<(TimelineQuery, usize, &'static
         until_ms: until.map(|t| t.timestamp_millis()),
         include_archived: req.include_archived,
         include_superseded: req.include_superseded,
+        source,
+        pinned_only: req.pinned_only,
         newest_first,
         after,
         limit: limit as usize + 1,
@@ -309,8 +323,10 @@ pub fn timeline(app: &App, req: &TimelineRequest) -> UseCaseResult<TimelineOutco
     let items = rows
         .into_iter()
         .map(|r| {
-            let m = r.memory;
+            let (m, f) = (r.memory, r.facts);
             TimelineItem {
+                pinned: f.pinned,
+                source: f.source,
                 id: m.id,
                 created_at: m.created_at,
                 summary: summary(&m),
@@ -333,8 +349,8 @@ pub fn timeline(app: &App, req: &TimelineRequest) -> UseCaseResult<TimelineOutco
 
 /// The text form: `=== TIMELINE: <wing> ===`, `Room: <room>` when filtered, an empty line, one
 /// `[YYYY-MM-DD HH:MM] <short id> <type>: <summary>` line per memory (its wing after the id
-/// when no wing was asked for, its marks after the summary), then `next_cursor: <c>` when more
-/// remain.
+/// when no wing was asked for, its marks after the summary: `[captured]`, `[archived]`,
+/// `[superseded by <short id>]`), then `next_cursor: <c>` when more remain.
 pub fn render_text(o: &TimelineOutcome) -> String {
     let mut out = format!(
         "=== TIMELINE: {} ===\n",
@@ -358,6 +374,9 @@ pub fn render_text(o: &TimelineOutcome) -> String {
             let _ = write!(out, "{} | ", i.wing);
         }
         let _ = write!(out, "{}: {}", i.memory_type, i.summary);
+        if i.source == Source::Captured {
+            out.push_str(" [captured]");
+        }
         out.push_str(&marks(i.archived, i.superseded_by));
         out.push('\n');
     }

@@ -18,6 +18,8 @@ mod crash_harness;
 mod eval_locomo;
 mod first_day;
 mod first_hour;
+mod hooks;
+mod hooks_install;
 mod lifecycle_archive;
 mod lifecycle_causal;
 mod lifecycle_clear;

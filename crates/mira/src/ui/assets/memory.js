@@ -129,6 +129,7 @@ export async function memoryView({ arg, overview }) {
     .catch((e) => put(graph, h("p", { class: "error" }, e.message)));
   const badges = [
     m.pinned ? h("span", { class: "badge" }, "pinned") : null,
+    m.source === "captured" ? h("span", { class: "badge captured", title: "kept by a client hook from session " + (m.session_id || "?") }, "captured") : null,
     m.archived ? h("span", { class: "badge" }, "archived") : null,
     m.superseded_by ? h("span", { class: "badge" }, "superseded") : null,
   ];

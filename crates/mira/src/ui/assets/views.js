@@ -127,23 +127,24 @@ export async function timelineView({ params, overview }) {
   const archived = h("input", { id: "tl-archived", type: "checkbox", checked: p("archived") === "1" });
   const superseded = h("input", { id: "tl-superseded", type: "checkbox", checked: p("superseded") === "1" });
   const order = select({ id: "tl-order", name: "order" }, [["newest", "newest first"], ["oldest", "oldest first"]], p("order") || "newest");
+  const source = select({ id: "tl-source", name: "source" }, [["", "any source"], ["stored", "stored"], ["captured", "captured by hooks"]], p("source"));
   const form = h("form", { id: "timeline-form", class: "filters" },
     field("Wing", wingSel), field("Room", room), field("Type", type), field("Since", since), field("Until", until),
-    field("Order", order),
+    field("Source", source), field("Order", order),
     h("label", { class: "check" }, archived, " archived"),
     h("label", { class: "check" }, superseded, " superseded"),
     h("button", { type: "submit", class: "primary" }, "Show"));
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const q = new URLSearchParams();
-    for (const [k, el] of [["wing", wingSel], ["room", room], ["type", type], ["since", since], ["until", until]]) if (el.value) q.set(k, el.value);
+    for (const [k, el] of [["wing", wingSel], ["room", room], ["type", type], ["since", since], ["until", until], ["source", source]]) if (el.value) q.set(k, el.value);
     if (order.value !== "newest") q.set("order", order.value);
     if (archived.checked) q.set("archived", "1");
     if (superseded.checked) q.set("superseded", "1");
     go("#/timeline?" + q);
   });
   const query = {
-    wing: p("wing"), room: p("room"), type: p("type"), since: p("since"), until: p("until"), order: p("order"),
+    wing: p("wing"), room: p("room"), type: p("type"), since: p("since"), until: p("until"), order: p("order"), source: p("source"),
     archived: p("archived") === "1", superseded: p("superseded") === "1", limit: 50,
   };
   const list = h("ol", { id: "timeline", class: "timeline" });
@@ -156,6 +157,7 @@ export async function timelineView({ params, overview }) {
         h("span", { class: "wing" }, it.wing + " / " + it.room),
         h("span", { class: "type" }, it.memory_type),
         memoryLink(it.id, it.summary),
+        it.source === "captured" ? h("span", { class: "badge captured" }, "captured") : null,
         it.archived ? h("span", { class: "badge" }, "archived") : null,
         it.superseded_by ? h("span", { class: "badge" }, "superseded") : null));
     }

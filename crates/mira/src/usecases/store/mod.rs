@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
 use mira_core::tags::Tag;
 use mira_core::{classify, fingerprint, render, tags, tokens};
-use mira_store::{Edge, Embedding, MemoryReads, NewMemory, Parts, RowFacts};
+use mira_store::{Edge, Embedding, MemoryReads, NewMemory, Parts, RowFacts, Source};
 use relate::{relate, retraction_targets, Unwritten};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -44,7 +44,20 @@ pub struct StoreRequest {
     pub supersedes: Option<String>,
     /// Show it in every recall of its wing, before anything else.
     pub pinned: bool,
+    /// Where it comes from (`stored` unless a client hook captured it). A captured memory
+    /// records what was said in a session: it supersedes and retracts nothing.
+    pub source: Source,
+    /// Earlier memories this one follows from, with the relation (earlier → this one), linked
+    /// whatever the cues and similarity say (a captured fix resolves the error it follows).
+    pub causes: Vec<(MemoryId, RelationType)>,
+    /// Store nothing when the wing already holds a near duplicate (cosine at or above
+    /// `extraction.near_duplicate_threshold` among the memories relating looks at): the outcome
+    /// is that memory's, with `stored: false` and `near_duplicate_of` set. Needs the model.
+    pub skip_near_duplicate: bool,
 }
+
+/// Confidence of a causal link the request named ([`StoreRequest::causes`]).
+const EXPLICIT_LINK_CONFIDENCE: f32 = 1.0;
 
 /// A causal link created by a store.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
@@ -102,6 +115,9 @@ struct Prepared {
     supersedes: Option<MemoryId>,
     redacted: u32,
     pinned: bool,
+    source: Source,
+    causes: Vec<(MemoryId, RelationType)>,
+    skip_near_duplicate: bool,
 }
 
 /// SHA-256 (hex) of the trimmed content: the exact-duplicate key within a wing.
@@ -177,6 +193,9 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
     let fingerprint_tokens = tokens::count(&render::fingerprint_text(&memory)) as u32;
     Ok(Prepared {
         pinned: req.pinned,
+        source: req.source,
+        causes: req.causes.clone(),
+        skip_near_duplicate: req.skip_near_duplicate,
         content_hash: hash,
         memory,
         fingerprint_tokens,
@@ -196,7 +215,25 @@ fn new_memory(
     embedding: Vec<f32>,
     batch: &Unwritten,
 ) -> UseCaseResult<(NewMemory, StoreOutcome)> {
-    let (links, near) = relate(app, reads, &p, &embedding, batch)?;
+    let (mut links, near) = relate(app, reads, &p, &embedding, batch)?;
+    if p.source == Source::Captured {
+        // A captured sentence is a record of a session ("the retries are now logged"), not a
+        // statement meant to replace what memory holds: it never hides another memory.
+        links.retain(|l| !l.relation.supersedes());
+    }
+    for &(target, relation) in &p.causes {
+        if reads.get(target, Parts::NONE)?.is_none() && !batch.holds(target) {
+            return Err(UseCaseError::NotFound(format!(
+                "causes: no memory has id {target}; take ids from mira_recall or mira_timeline"
+            )));
+        }
+        links.retain(|l| l.target != target);
+        links.push(LinkOutcome {
+            target,
+            relation,
+            confidence: EXPLICIT_LINK_CONFIDENCE,
+        });
+    }
     let mut superseded: Vec<MemoryId> = links
         .iter()
         .filter(|l| l.relation.supersedes())
@@ -212,7 +249,12 @@ fn new_memory(
     }
     superseded.sort();
     superseded.dedup();
-    let retracted = retraction_targets(app, reads, &p.memory, &embedding, batch)?;
+    // What a client hook captured records what was said in a session; a "forget …" in it
+    // was addressed to the agent, not to mira.
+    let retracted = match p.source {
+        Source::Captured => Vec::new(),
+        Source::Stored => retraction_targets(app, reads, &p.memory, &embedding, batch)?,
+    };
     let mut metadata = serde_json::Map::new();
     if let Some(n) = near {
         metadata.insert("near_duplicate_of".into(), n.to_string().into());
@@ -242,6 +284,7 @@ fn new_memory(
             metadata: serde_json::Value::Object(metadata).to_string(),
             fingerprint_tokens: p.fingerprint_tokens,
             pinned: p.pinned,
+            source: p.source,
             costs: Some(render::mode_costs(&p.memory)),
         },
         tags: p.tags,
@@ -340,13 +383,32 @@ pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
     }
     let mut earlier = Unwritten::default();
     earlier.read_committed(app, &*tx, [&p])?;
+    let skip_near = p.skip_near_duplicate;
     let (new, outcome) = new_memory(app, &*tx, p, embedding, &earlier)?;
+    if let Some(near) = near_copy(skip_near, &outcome) {
+        return Ok(near);
+    }
     tx.insert(std::slice::from_ref(&new))?;
     tx.commit()?;
     app.sync_index();
     announce(app, &new);
     app.metrics.observe_store(started.elapsed().as_secs_f64());
     Ok(outcome)
+}
+
+/// The answer to a store that asked to skip near duplicates ([`StoreRequest::skip_near_duplicate`])
+/// when relating found one: that memory, nothing written.
+fn near_copy(skip_near_duplicate: bool, outcome: &StoreOutcome) -> Option<StoreOutcome> {
+    let near = outcome.near_duplicate_of.filter(|_| skip_near_duplicate)?;
+    Some(StoreOutcome {
+        id: near,
+        stored: false,
+        links: Vec::new(),
+        superseded: Vec::new(),
+        retracted: Vec::new(),
+        embedded: false,
+        ..outcome.clone()
+    })
 }
 
 /// The webhook events of a written memory: stored, and superseded for each memory it replaces.
