@@ -27,6 +27,8 @@ mod module_graph;
 mod ops_http;
 #[path = "../../../mira-store/tests/it/pg_server.rs"]
 mod pg_server;
+#[cfg(target_os = "linux")]
+mod privacy;
 mod recall_usecase;
 mod redaction;
 mod soul_mcp;
