@@ -209,9 +209,13 @@ pub struct PostgresConfig {
     pub url: Option<String>,
     /// Connections this process keeps open.
     pub pool_size: u32,
-    /// `disable`, `require` (encrypted) or `verify-full` (encrypted, certificate and host
-    /// name checked).
-    pub tls: mira_store::TlsMode,
+    /// `disable`, `prefer` (encrypted when the server offers it), `require` (encrypted),
+    /// `verify-ca` (and the certificate chain checked) or `verify-full` (and the host name
+    /// too). Unset: the URL's `sslmode`, else `prefer`; both set, they must agree.
+    pub tls: Option<mira_store::TlsMode>,
+    /// PEM file of the certificates trusted to sign the server's (instead of the system's);
+    /// the URL's `sslrootcert` says the same and must agree.
+    pub tls_root_cert: Option<PathBuf>,
     /// Seconds to wait for the server or for a free connection.
     pub connect_timeout_secs: u64,
 }
@@ -220,7 +224,8 @@ impl Default for PostgresConfig {
         PostgresConfig {
             url: None,
             pool_size: 8,
-            tls: mira_store::TlsMode::default(),
+            tls: None,
+            tls_root_cert: None,
             connect_timeout_secs: 10,
         }
     }
@@ -1171,6 +1176,7 @@ impl Config {
             url: p.url.clone().unwrap_or_default(),
             pool_size: p.pool_size,
             tls: p.tls,
+            root_cert: p.tls_root_cert.clone(),
             connect_timeout: std::time::Duration::from_secs(p.connect_timeout_secs),
         }
     }
@@ -1279,7 +1285,10 @@ mod tests {
         let opts = cfg.postgres_options();
         assert_eq!(
             (opts.url.as_str(), opts.tls),
-            ("postgres://m@db/mira", mira_store::TlsMode::VerifyFull)
+            (
+                "postgres://m@db/mira",
+                Some(mira_store::TlsMode::VerifyFull)
+            )
         );
         let err = Config::from_yaml("storage:\n  backend: postgres\n")
             .unwrap_err()

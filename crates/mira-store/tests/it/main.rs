@@ -9,4 +9,5 @@ mod conformance;
 mod index_behaviour;
 mod index_recall_real;
 mod pg_server;
+mod pg_tls;
 mod repo;

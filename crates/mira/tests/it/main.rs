@@ -25,6 +25,7 @@ mod mcp_http;
 mod mcp_stdio;
 mod module_graph;
 mod ops_http;
+mod pg_connect;
 #[path = "../../../mira-store/tests/it/pg_server.rs"]
 mod pg_server;
 #[cfg(target_os = "linux")]
