@@ -8,7 +8,6 @@
 //! they must agree (a URL copied from a managed database says what it needs, and a config that
 //! says otherwise is an error rather than silently winning). Neither: `prefer`, libpq's default.
 
-use super::url::UrlTls;
 use crate::{Result, StoreError};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
@@ -69,6 +68,15 @@ impl TlsMode {
             TlsMode::Require | TlsMode::VerifyCa | TlsMode::VerifyFull
         )
     }
+}
+
+/// What a URL says about TLS (read by `super::url`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct UrlTls {
+    /// `sslmode`, when given.
+    pub mode: Option<TlsMode>,
+    /// `sslrootcert`, when given.
+    pub root_cert: Option<PathBuf>,
 }
 
 /// The TLS a connection uses: the mode and the roots it trusts.

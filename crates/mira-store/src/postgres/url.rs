@@ -6,18 +6,9 @@
 //! (values percent-encoded) and `host=db sslmode=require sslrootcert='/my ca.pem'` (values
 //! optionally single-quoted, with backslash escapes).
 
-use super::tls::TlsMode;
+use super::tls::{TlsMode, UrlTls};
 use crate::{Result, StoreError};
 use std::path::PathBuf;
-
-/// What a URL says about TLS.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) struct UrlTls {
-    /// `sslmode`, when given.
-    pub mode: Option<TlsMode>,
-    /// `sslrootcert`, when given.
-    pub root_cert: Option<PathBuf>,
-}
 
 /// `url` without its `sslmode` and `sslrootcert` parameters, and what they said.
 pub(super) fn split_tls(url: &str) -> Result<(String, UrlTls)> {

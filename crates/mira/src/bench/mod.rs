@@ -18,6 +18,7 @@
 pub mod ingest;
 pub mod place;
 
+use crate::usecases::access::Access;
 use crate::usecases::clear::{clear, ClearRequest, ClearScope};
 use crate::usecases::recall::{query_vector, recall, RecallRequest};
 use crate::usecases::store::{store, store_batch, StoreRequest};
@@ -501,6 +502,7 @@ fn measure(
         timed(|| {
             recall(
                 app,
+                &Access::local(),
                 &RecallRequest {
                     query: q.clone(),
                     wing: Some(WING.into()),
@@ -574,6 +576,7 @@ fn single_stores(app: &App, n: usize) -> Result<f64> {
     for i in 0..PROBES {
         store(
             app,
+            &Access::local(),
             StoreRequest {
                 content: format!(
                     "Probe {i} at {n} memories: the cache of service {i} was warmed at {} UTC.",
@@ -588,6 +591,7 @@ fn single_stores(app: &App, n: usize) -> Result<f64> {
     let per_s = PROBES as f64 / started.elapsed().as_secs_f64();
     clear(
         app,
+        &Access::local(),
         &ClearRequest {
             scope: ClearScope::Wing {
                 wing: PROBE_WING.into(),

@@ -4,6 +4,9 @@
 
 use super::frame::{classify, error_frame, Parsed, MAX_FRAME_BYTES};
 use super::server::MiraServer;
+use crate::bearer::Credentials;
+use crate::config::McpHttpConfig;
+use crate::serving::{Exposure, Listener};
 use anyhow::{Context, Result};
 use axum::body::Body;
 use axum::extract::Request;
@@ -22,9 +25,33 @@ pub const PATH: &str = "/mcp";
 /// How long an idle HTTP session is kept.
 const SESSION_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
 
-/// Serves MCP on `addr` until the process is told to stop.
-pub async fn serve(server: MiraServer, addr: SocketAddr) -> Result<()> {
-    let token = server.app().config.mcp.http.token().map(str::to_owned);
+/// Listens on `addr` for MCP over HTTP and the memory browser, through the exposure rule (a
+/// non-loopback address needs a token of `http`, or `exposure.insecure_no_auth`).
+pub(super) fn bind(
+    http: &McpHttpConfig,
+    addr: SocketAddr,
+    exposure: Exposure,
+) -> Result<std::net::TcpListener> {
+    crate::serving::listen(
+        addr,
+        Listener {
+            serves: "MCP over HTTP and the memory browser",
+            addr_setting: "mcp.http.addr / --http",
+            token_setting: crate::bearer::TOKEN_SETTINGS,
+            protected: http.requires_token(),
+        },
+        exposure,
+    )
+}
+
+/// Serves MCP on `listener` (from [`bind`]) until the process is told to stop.
+pub(super) async fn serve(server: MiraServer, listener: std::net::TcpListener) -> Result<()> {
+    let credentials = Arc::new(Credentials::of(&server.app().config.mcp.http));
+    let listener =
+        tokio::net::TcpListener::from_std(listener).context("cannot serve on the listener")?;
+    let addr = listener
+        .local_addr()
+        .context("cannot read the listening address")?;
     let cancel = CancellationToken::new();
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cancel.child_token())
@@ -32,9 +59,6 @@ pub async fn serve(server: MiraServer, addr: SocketAddr) -> Result<()> {
     if !addr.ip().is_loopback() {
         // Reachable from other hosts: their Host headers name this machine, not localhost.
         config = config.disable_allowed_hosts();
-        if token.is_none() {
-            tracing::warn!("MCP over HTTP on {addr} is reachable from the network without a token: set mcp.http.auth_token");
-        }
     }
     // An agent may sit idle for a while between tool calls: keep its session for an hour
     // (rmcp's default is 5 minutes; clients start a new session when theirs has expired).
@@ -46,17 +70,14 @@ pub async fn serve(server: MiraServer, addr: SocketAddr) -> Result<()> {
     let router = axum::Router::new()
         .route_service(PATH, service)
         .layer(axum::middleware::from_fn(check_frame));
-    let router = crate::bearer::protect(router, token.as_deref(), "mcp.http.auth_token")
-        .merge(crate::ui::router(app, addr, token.as_deref()));
-    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
-        format!("cannot listen on {addr} (mcp.http.addr / --http): is another server using it?")
-    })?;
-    let local = listener
-        .local_addr()
-        .context("cannot read the listening address")?;
+    let router = crate::bearer::authenticate(router, credentials.clone()).merge(crate::ui::router(
+        app,
+        addr,
+        credentials,
+    ));
     // stdout stays unused in every mode; this line is how people (and tests) find the port.
-    eprintln!("mira: MCP over streamable HTTP on http://{local}{PATH}");
-    eprintln!("mira: memory browser on http://{local}{}", crate::ui::PATH);
+    eprintln!("mira: MCP over streamable HTTP on http://{addr}{PATH}");
+    eprintln!("mira: memory browser on http://{addr}{}", crate::ui::PATH);
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             crate::serving::shutdown_signal().await;

@@ -48,6 +48,7 @@ const FORGET_DESCRIPTION: &str = "Permanently delete one memory with everything 
 const MEMORY: Family = Family {
     slow_because: "mira may still be loading its model",
     check_with: "mira_timeline",
+    wingless: false,
 };
 
 /// mira's memory tools, in the order `tools/list` shows them.
@@ -179,9 +180,16 @@ impl MiraServer {
     }
 }
 
-/// "Existing wings: …" for error messages.
+/// The wings the caller may see.
+async fn visible_wings(c: &Calls) -> Result<Vec<String>, Failure> {
+    let access = c.access().clone();
+    c.run(false, move |app| Ok(access.visible(app.store.wings()?)))
+        .await
+}
+
+/// "Existing wings: …" (those the caller may see) for error messages.
 async fn wing_hint(c: &Calls) -> String {
-    match c.run(false, |app| Ok(app.store.wings()?)).await {
+    match visible_wings(c).await {
         Ok(w) => validate::wings_hint(&w),
         Err(_) => "mira_status lists the existing wings.".into(),
     }
@@ -225,8 +233,13 @@ async fn store(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failu
             .map_err(|e| invalid(e.to_string()))?,
         session_id: args::non_blank(a.session_id),
     };
-    c.answer(true, move |app| store::store(app, req), store::render_text)
-        .await
+    let access = c.access().clone();
+    c.answer(
+        true,
+        move |app| store::store(app, &access, req),
+        store::render_text,
+    )
+    .await
 }
 
 async fn recall(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
@@ -257,13 +270,13 @@ async fn recall(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fail
         order,
         ..recall::RecallRequest::default()
     };
-    let outcome = c.run(true, move |app| recall::recall(app, &req)).await?;
+    let access = c.access().clone();
+    let outcome = c
+        .run(true, move |app| recall::recall(app, &access, &req))
+        .await?;
     let mut result = success(outcome.text.clone(), to_json(&outcome));
     if let (true, Some(w)) = (outcome.items.is_empty(), &wing) {
-        let known = c
-            .run(false, |app| Ok(app.store.wings()?))
-            .await
-            .unwrap_or_default();
+        let known = visible_wings(c).await.unwrap_or_default();
         if !known.contains(w) {
             result.content.push(ContentBlock::text(format!(
                 "Note: wing '{w}' has no memories. {}",
@@ -281,10 +294,11 @@ async fn load(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failur
             "mira_load needs `id`: a memory id exactly as printed by mira_recall or mira_timeline (T0:<uuid>).",
         ));
     };
+    let access = c.access().clone();
     let (loaded, slot) = c
         .run(false, move |app| {
-            let loaded = load::load(app, &id)?;
-            let slot = load::replaced_slot(app, &loaded)?;
+            let loaded = load::load(app, &access, &id)?;
+            let slot = load::replaced_slot(app, &access, &loaded)?;
             Ok((loaded, slot))
         })
         .await?;
@@ -296,7 +310,13 @@ async fn load(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failur
 
 async fn status(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
     let _: StatusArgs = args::parse("mira_status", arguments).map_err(invalid)?;
-    c.answer(false, status::status, status::render_text).await
+    let access = c.access().clone();
+    c.answer(
+        false,
+        move |app| status::status(app, &access),
+        status::render_text,
+    )
+    .await
 }
 
 async fn timeline(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
@@ -325,9 +345,10 @@ async fn timeline(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fa
             .map_err(invalid)?,
         now: None,
     };
+    let access = c.access().clone();
     c.answer(
         false,
-        move |app| timeline::timeline(app, &req),
+        move |app| timeline::timeline(app, &access, &req),
         timeline::render_text,
     )
     .await
@@ -352,9 +373,10 @@ async fn causal_chain(c: &Calls, arguments: JsonObject) -> Result<CallToolResult
         include_consequences: args::flag("include_consequences", a.include_consequences.as_ref())
             .map_err(invalid)?,
     };
+    let access = c.access().clone();
     c.answer(
         false,
-        move |app| causal::causal_chain(app, &req),
+        move |app| causal::causal_chain(app, &access, &req),
         causal::render_text,
     )
     .await
@@ -371,6 +393,7 @@ async fn archive(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fai
         .map_err(invalid)?;
     let ids = args::string_list("ids", a.ids.as_ref()).map_err(invalid)?;
     let dry_run = args::flag("dry_run", a.dry_run.as_ref()).map_err(invalid)?;
+    let access = c.access().clone();
     if !restore.is_empty() {
         if older_than_days.is_some() || !ids.is_empty() || dry_run {
             return Err(invalid(
@@ -380,7 +403,7 @@ async fn archive(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fai
         return c
             .answer(
                 false,
-                move |app| archive::unarchive(app, &restore),
+                move |app| archive::unarchive(app, &access, &restore),
                 archive::render_unarchive_text,
             )
             .await;
@@ -393,7 +416,7 @@ async fn archive(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fai
     };
     c.answer(
         false,
-        move |app| archive::archive(app, &req),
+        move |app| archive::archive(app, &access, &req),
         archive::render_text,
     )
     .await
@@ -410,9 +433,10 @@ async fn clear(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failu
     let scope =
         clear::ClearScope::from_args(a.mode.as_deref(), a.wing.as_deref(), a.room.as_deref())?;
     let req = clear::ClearRequest { scope, confirm };
+    let access = c.access().clone();
     c.answer(
         false,
-        move |app| clear::clear(app, &req),
+        move |app| clear::clear(app, &access, &req),
         clear::render_text,
     )
     .await
@@ -423,9 +447,10 @@ async fn forget(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fail
     let Some(id) = args::non_blank(a.id) else {
         return Err(invalid("mira_forget needs `id`: the id of the memory to delete, as printed by mira_recall or mira_timeline."));
     };
+    let access = c.access().clone();
     c.answer(
         false,
-        move |app| clear::forget(app, &id),
+        move |app| clear::forget(app, &access, &id),
         clear::render_forget_text,
     )
     .await

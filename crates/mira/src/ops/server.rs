@@ -4,6 +4,7 @@
 
 use super::health;
 use crate::config::MetricsConfig;
+use crate::serving::{Exposure, Listener};
 use crate::App;
 use anyhow::{Context, Result};
 use axum::extract::State;
@@ -34,28 +35,31 @@ impl std::fmt::Debug for OpsServer {
 }
 
 impl OpsServer {
-    /// Listens on `metrics.prometheus_addr` (warning when it is not a loopback address) and
-    /// serves until dropped. Until [`OpsServer::attach`] is called, `/health/ready` and
-    /// `/health` answer 503 and `/metrics` 503.
-    pub fn start(config: &MetricsConfig) -> Result<OpsServer> {
+    /// Listens on `metrics.prometheus_addr` and serves until dropped. A non-loopback address
+    /// needs `metrics.auth_token` (or `exposure.insecure_no_auth`): the exposure rule of
+    /// [`crate::serving`], whose refusal is a [`crate::serving::Refused`] error. Until
+    /// [`OpsServer::attach`] is called, `/health/ready` and `/health` answer 503 and
+    /// `/metrics` 503.
+    pub fn start(config: &MetricsConfig, exposure: Exposure) -> Result<OpsServer> {
         let addr: SocketAddr = config.prometheus_addr.parse().with_context(|| {
             format!(
                 "metrics.prometheus_addr '{}' is not an IP:port address such as 127.0.0.1:9090",
                 config.prometheus_addr
             )
         })?;
-        let listener = std::net::TcpListener::bind(addr).with_context(|| {
-            format!("cannot listen on {addr} (metrics.prometheus_addr / MIRA_METRICS_ADDR): is another mira using it?")
-        })?;
-        listener
-            .set_nonblocking(true)
-            .context("cannot configure the metrics listener")?;
+        let listener = crate::serving::listen(
+            addr,
+            Listener {
+                serves: "the health and metrics endpoints",
+                addr_setting: "metrics.prometheus_addr / MIRA_METRICS_ADDR",
+                token_setting: "metrics.auth_token",
+                protected: config.auth_token.as_deref().is_some_and(|t| !t.is_empty()),
+            },
+            exposure,
+        )?;
         let addr = listener
             .local_addr()
             .context("cannot read the metrics address")?;
-        if !addr.ip().is_loopback() {
-            tracing::warn!("health and metrics on {addr} are reachable from the network");
-        }
         let slot: Slot = Arc::default();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let detailed = axum::Router::new()

@@ -11,8 +11,9 @@
 //! no confirmation round trip, and an LLM asked to forget one thing cannot widen it to a room by
 //! a wrong `mode`.
 
+use super::access::Access;
 use super::timeline::summary;
-use super::{validate, UseCaseError, UseCaseResult};
+use super::{load, validate, UseCaseError, UseCaseResult};
 use crate::webhooks::{EventKind, MemoryEvent};
 use crate::App;
 use mira_core::memory::MemoryId;
@@ -102,6 +103,19 @@ impl ClearScope {
                 wing: wing.clone(),
                 room: room.clone(),
             },
+        }
+    }
+
+    /// Refuses unless `access` may remove the memories of this scope.
+    fn check(&self, access: &Access) -> UseCaseResult<()> {
+        match self {
+            ClearScope::All => {
+                access.check_write_all("clear every wing")?;
+                access.check_destructive("clear every wing")
+            }
+            ClearScope::Wing { wing } | ClearScope::Room { wing, .. } => {
+                access.check_remove("clear", wing)
+            }
         }
     }
 
@@ -208,8 +222,9 @@ fn delete(app: &App, scope: &DeleteScope) -> UseCaseResult<DeleteCounts> {
 
 /// Clears a scope permanently. Without `confirm`, deletes nothing and returns
 /// [`UseCaseError::Invalid`] with the counts that would be deleted and how to confirm.
-pub fn clear(app: &App, req: &ClearRequest) -> UseCaseResult<ClearOutcome> {
+pub fn clear(app: &App, access: &Access, req: &ClearRequest) -> UseCaseResult<ClearOutcome> {
     let scope = req.scope.clone().validated()?;
+    scope.check(access)?;
     let store_scope = scope.store_scope();
     if !req.confirm {
         let p = preview(app, &scope)?;
@@ -223,6 +238,11 @@ pub fn clear(app: &App, req: &ClearRequest) -> UseCaseResult<ClearOutcome> {
         )));
     }
     let c = delete(app, &store_scope)?;
+    access.audit(&format!(
+        "cleared {} ({} memories)",
+        scope.describe(),
+        c.ids.len()
+    ));
     app.emit(|| {
         let (wing, room) = match &scope {
             ClearScope::All => (None, None),
@@ -247,19 +267,21 @@ pub fn clear(app: &App, req: &ClearRequest) -> UseCaseResult<ClearOutcome> {
 
 /// Forgets one memory permanently (any printed id form): it never comes back from recall,
 /// timeline, load, lexical search or the index, also after a restart.
-pub fn forget(app: &App, raw_id: &str) -> UseCaseResult<ForgetOutcome> {
-    let id = validate::memory_id(&*app.store, raw_id)?;
+pub fn forget(app: &App, access: &Access, raw_id: &str) -> UseCaseResult<ForgetOutcome> {
+    let loaded = load::existing(app, raw_id)?;
+    let id = loaded.memory.id;
+    access.check_remove("forget", &loaded.memory.wing)?;
     let not_found = || {
         UseCaseError::NotFound(format!(
             "no memory has id {id}: take ids from mira_recall or mira_timeline (it may already be forgotten)"
         ))
     };
-    let loaded = app.store.load(id)?.ok_or_else(not_found)?;
     let c = delete(app, &DeleteScope::Memory(id))?;
     if c.ids.is_empty() {
         return Err(not_found());
     }
     let m = &loaded.memory;
+    access.audit(&format!("forgot memory {id} of wing '{}'", m.wing));
     app.emit(|| vec![MemoryEvent::about(EventKind::Cleared, m)]);
     Ok(ForgetOutcome {
         id,

@@ -3,6 +3,7 @@
 
 use crate::common::{app, edge, hash_app};
 use chrono::{Duration, TimeZone, Utc};
+use mira::usecases::access::Access;
 use mira::usecases::causal::{causal_chain, render_text, CausalRequest};
 use mira::usecases::load::load;
 use mira::usecases::store::{store, StoreRequest};
@@ -14,6 +15,7 @@ use mira_core::RelationType;
 fn put(app: &App, content: &str, wing: &str) -> MemoryId {
     store(
         app,
+        &Access::local(),
         StoreRequest {
             content: content.into(),
             wing: wing.into(),
@@ -32,6 +34,7 @@ fn chain(
 ) -> mira::usecases::causal::CausalChain {
     causal_chain(
         app,
+        &Access::local(),
         &CausalRequest {
             id: format!("T0:{id}"),
             max_depth: depth,
@@ -101,7 +104,7 @@ fn s9_s10_follow_up_chain_with_the_real_model() {
         "This fix resolves the timeout issue because the pool was too small.",
         "db",
     );
-    let stored: Vec<MemoryId> = load(&app, &c.to_string())
+    let stored: Vec<MemoryId> = load(&app, &Access::local(), &c.to_string())
         .unwrap()
         .causes
         .iter()
@@ -123,6 +126,7 @@ fn line(app: &App) -> Vec<MemoryId> {
         .map(|i| {
             store(
                 app,
+                &Access::local(),
                 StoreRequest {
                     content: format!("Step {i} of the rollout plan for the billing service."),
                     wing: "w".into(),
@@ -184,6 +188,7 @@ fn depth_is_bounded_and_validated() {
     for bad in [0, -1, 11, i64::MAX] {
         match causal_chain(
             &app,
+            &Access::local(),
             &CausalRequest {
                 id: m[0].to_string(),
                 max_depth: Some(bad),
@@ -241,6 +246,7 @@ fn ids_in_any_printed_form_and_unknown_ids() {
     ] {
         let c = causal_chain(
             &app,
+            &Access::local(),
             &CausalRequest {
                 id: form.clone(),
                 ..CausalRequest::default()
@@ -252,6 +258,7 @@ fn ids_in_any_printed_form_and_unknown_ids() {
     }
     match causal_chain(
         &app,
+        &Access::local(),
         &CausalRequest {
             id: format!("T0:{}", uuid::Uuid::new_v4()),
             ..CausalRequest::default()
@@ -265,6 +272,7 @@ fn ids_in_any_printed_form_and_unknown_ids() {
     }
     match causal_chain(
         &app,
+        &Access::local(),
         &CausalRequest {
             id: "T0:abc".into(),
             ..CausalRequest::default()

@@ -2,6 +2,7 @@
 
 use crate::common::hash_app;
 use chrono::{DateTime, Duration, TimeZone, Utc};
+use mira::usecases::access::Access;
 use mira::usecases::archive::{archive, ArchiveRequest};
 use mira::usecases::store::{store, store_batch, StoreRequest};
 use mira::usecases::timeline::{render_text, timeline, TimelineRequest};
@@ -22,11 +23,11 @@ fn put(app: &App, content: &str, wing: &str, ty: &str, at: DateTime<Utc>) -> Mem
         created_at: Some(at),
         ..StoreRequest::default()
     };
-    store(app, req).unwrap().id
+    store(app, &Access::local(), req).unwrap().id
 }
 
 fn ids(app: &App, req: &TimelineRequest) -> Vec<MemoryId> {
-    timeline(app, req)
+    timeline(app, &Access::local(), req)
         .unwrap()
         .items
         .iter()
@@ -103,7 +104,7 @@ fn filters_by_wing_room_and_type_newest_first() {
         limit: Some(1),
         ..alpha.clone()
     };
-    let page = timeline(&app, &one).unwrap();
+    let page = timeline(&app, &Access::local(), &one).unwrap();
     assert_eq!(page.items.len(), 1);
     assert_eq!(page.items[0].id, c);
     assert!(page.next_cursor.is_some());
@@ -123,6 +124,7 @@ fn text_form_follows_the_reference() {
     let [a, b, c, _] = fixture(&app);
     let out = timeline(
         &app,
+        &Access::local(),
         &TimelineRequest {
             wing: Some("alpha".into()),
             ..TimelineRequest::default()
@@ -152,6 +154,7 @@ fn text_form_follows_the_reference() {
     let room = render_text(
         &timeline(
             &app,
+            &Access::local(),
             &TimelineRequest {
                 wing: Some("alpha".into()),
                 room: Some("facts".into()),
@@ -164,7 +167,7 @@ fn text_form_follows_the_reference() {
         room.starts_with("=== TIMELINE: alpha ===\nRoom: facts\n\n[2024-03-01 13:00] fact: "),
         "{room}"
     );
-    let all = render_text(&timeline(&app, &TimelineRequest::default()).unwrap());
+    let all = render_text(&timeline(&app, &Access::local(), &TimelineRequest::default()).unwrap());
     assert!(
         all.starts_with("=== TIMELINE: all wings ===\n\n[2024-03-01 15:00] beta | fact: "),
         "{all}"
@@ -172,6 +175,7 @@ fn text_form_follows_the_reference() {
     let paged = render_text(
         &timeline(
             &app,
+            &Access::local(),
             &TimelineRequest {
                 limit: Some(2),
                 ..TimelineRequest::default()
@@ -183,6 +187,7 @@ fn text_form_follows_the_reference() {
     let none = render_text(
         &timeline(
             &app,
+            &Access::local(),
             &TimelineRequest {
                 wing: Some("nobody".into()),
                 ..TimelineRequest::default()
@@ -338,7 +343,7 @@ fn invalid_arguments_say_how_to_fix_them() {
         ),
     ];
     for (req, expected) in cases {
-        match timeline(&app, &req) {
+        match timeline(&app, &Access::local(), &req) {
             Err(UseCaseError::Invalid(msg)) => {
                 assert!(msg.contains(expected), "{msg} (expected {expected})")
             }
@@ -381,7 +386,7 @@ fn cursor_pagination_is_exact_within_the_same_millisecond() {
                 order: Some(order.into()),
                 ..TimelineRequest::default()
             };
-            let page = timeline(&app, &req).unwrap();
+            let page = timeline(&app, &Access::local(), &req).unwrap();
             pages += 1;
             assert!(page.items.len() <= 7);
             seen.extend(page.items.iter().map(|i| i.id));
@@ -406,6 +411,7 @@ fn cursor_pagination_is_exact_within_the_same_millisecond() {
     // A page of exactly the remaining items has no cursor.
     let all = timeline(
         &app,
+        &Access::local(),
         &TimelineRequest {
             limit: Some(30),
             ..TimelineRequest::default()
@@ -429,6 +435,7 @@ fn archived_and_superseded_are_shown_only_when_asked_and_marked() {
     );
     let new = store(
         &app,
+        &Access::local(),
         StoreRequest {
             content: "The API rate limit is now 500 requests per minute.".into(),
             wing: "w".into(),
@@ -449,6 +456,7 @@ fn archived_and_superseded_are_shown_only_when_asked_and_marked() {
     );
     archive(
         &app,
+        &Access::local(),
         &ArchiveRequest {
             ids: vec![note.to_string()],
             ..ArchiveRequest::default()
@@ -462,6 +470,7 @@ fn archived_and_superseded_are_shown_only_when_asked_and_marked() {
     assert_eq!(ids(&app, &w), vec![new]);
     let sup = timeline(
         &app,
+        &Access::local(),
         &TimelineRequest {
             include_superseded: true,
             ..w.clone()
@@ -476,6 +485,7 @@ fn archived_and_superseded_are_shown_only_when_asked_and_marked() {
     assert!(render_text(&sup).contains(&format!("(ID: T0:{old}) [superseded by T0:{new}]")));
     let arch = timeline(
         &app,
+        &Access::local(),
         &TimelineRequest {
             include_archived: true,
             ..w.clone()
@@ -503,6 +513,7 @@ fn json_form_has_ids_times_and_the_cursor() {
     let [_, _, _, d] = fixture(&app);
     let out = timeline(
         &app,
+        &Access::local(),
         &TimelineRequest {
             limit: Some(1),
             ..TimelineRequest::default()

@@ -32,6 +32,7 @@ mod pg_server;
 mod privacy;
 mod recall_usecase;
 mod redaction;
+mod scoped_tokens;
 mod soul_mcp;
 mod soul_status;
 mod store_usecase;
