@@ -1,10 +1,11 @@
 //! Lexical retrieval: the analyzer (words, English stop words, Porter2 stemming) and an in-memory
 //! BM25 inverted index whose IDF is computed over the searched scope.
 //!
-//! Measured on the LoCoMo dev conversations (see README, "Recall quality"): stemming and stop
-//! words dropped from queries helped; length normalisation did not (evidence turns tend to be
-//! long), so [`Bm25Params::default`] has `b = 0`. SQLite's FTS5 `bm25()` has no `b` parameter and
-//! joins every match to its row to filter a scope, which is why recall keeps its own index.
+//! Measured on the LoCoMo dev conversations (see docs/benchmarks.md, "Recall quality"):
+//! stemming and stop words dropped from queries helped; length normalisation did not (evidence
+//! turns tend to be long), so [`Bm25Params::default`] has `b = 0`. SQLite's FTS5 `bm25()` has no
+//! `b` parameter and joins every match to its row to filter a scope, which is why recall keeps
+//! its own index.
 
 use crate::text;
 use rust_stemmers::{Algorithm, Stemmer};

@@ -1,7 +1,8 @@
 //! Ranking by relevance: lexical and dense evidence fused by calibrated scores, propagation to
 //! the neighbouring memories of one session, and a boost for memories by or about the one person
 //! the query names. Each stage is a small pure function; the recall use case strings them
-//! together. Chosen on leave-one-conversation-out evaluation (README, "Recall quality"):
+//! together. Chosen on leave-one-conversation-out evaluation (docs/benchmarks.md, "Recall
+//! quality"):
 //! - **Scores, not ranks**: `F = w·z(BM25) + (1 − w)·z(cosine)`, z-scores over the searched scope
 //!   (documents without a query term count as BM25 0), then min-max to [0, 1]. RRF threw away
 //!   how far ahead the best matches are.

@@ -458,7 +458,7 @@ pub struct RecallConfig {
     pub ranking: RankingConfig,
 }
 
-/// `recall.ranking:` how memories are ranked by relevance (README, "Recall quality").
+/// `recall.ranking:` how memories are ranked by relevance (docs/benchmarks.md, "Recall quality").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RankingConfig {
