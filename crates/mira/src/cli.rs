@@ -637,7 +637,13 @@ fn browse(cli: &Cli, addr: &str, with_soul: bool, exposure: Exposure) -> Result<
     let addr = crate::serving::parse_addr(addr)?;
     let (mut config, source) = Config::load(cli.config.as_deref())?;
     config.soul.enabled |= with_soul;
-    let listener = crate::ui::bind(&config.mcp.http, addr, exposure)?;
+    let listener = crate::serving::listen_for_clients(
+        addr,
+        &config.mcp.http,
+        "the memory browser (mira ui)",
+        "--addr",
+        exposure,
+    )?;
     // SOUL's tables are made ready by its first operation (usecases::soul::ensure).
     let app = std::sync::Arc::new(App::open(config, source)?);
     usecases::embed_missing::spawn_at_start(app.clone());

@@ -2,6 +2,7 @@
 //! endpoints): the address they listen on and the exposure rule every listener goes through
 //! ([`listen`]), their async runtime, and the signal that stops them.
 
+use crate::config::McpHttpConfig;
 use crate::App;
 use anyhow::{Context, Result};
 use std::net::{Ipv4Addr, SocketAddr};
@@ -65,6 +66,24 @@ pub(crate) fn listen(
         .set_nonblocking(true)
         .with_context(|| format!("cannot configure the listener on {addr}"))?;
     Ok(bound)
+}
+
+/// [`listen`] for a listener of clients (MCP over HTTP, the memory browser): protected by the
+/// tokens of `mcp.http` (`auth_token`, `tokens`).
+pub(crate) fn listen_for_clients(
+    addr: SocketAddr,
+    http: &McpHttpConfig,
+    serves: &str,
+    addr_setting: &str,
+    exposure: Exposure,
+) -> Result<std::net::TcpListener> {
+    let listener = Listener {
+        serves,
+        addr_setting,
+        token_setting: crate::bearer::TOKEN_SETTINGS,
+        protected: http.requires_token(),
+    };
+    listen(addr, listener, exposure)
 }
 
 /// Parses `IP:PORT`, `localhost:PORT` or a bare port (on 127.0.0.1).

@@ -5,8 +5,6 @@
 use super::frame::{classify, error_frame, Parsed, MAX_FRAME_BYTES};
 use super::server::MiraServer;
 use crate::bearer::Credentials;
-use crate::config::McpHttpConfig;
-use crate::serving::{Exposure, Listener};
 use anyhow::{Context, Result};
 use axum::body::Body;
 use axum::extract::Request;
@@ -16,7 +14,6 @@ use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -24,25 +21,6 @@ use tokio_util::sync::CancellationToken;
 pub const PATH: &str = "/mcp";
 /// How long an idle HTTP session is kept.
 const SESSION_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
-
-/// Listens on `addr` for MCP over HTTP and the memory browser, through the exposure rule (a
-/// non-loopback address needs a token of `http`, or `exposure.insecure_no_auth`).
-pub(super) fn bind(
-    http: &McpHttpConfig,
-    addr: SocketAddr,
-    exposure: Exposure,
-) -> Result<std::net::TcpListener> {
-    crate::serving::listen(
-        addr,
-        Listener {
-            serves: "MCP over HTTP and the memory browser",
-            addr_setting: "mcp.http.addr / --http",
-            token_setting: crate::bearer::TOKEN_SETTINGS,
-            protected: http.requires_token(),
-        },
-        exposure,
-    )
-}
 
 /// Serves MCP on `listener` (from [`bind`]) until the process is told to stop.
 pub(super) async fn serve(server: MiraServer, listener: std::net::TcpListener) -> Result<()> {

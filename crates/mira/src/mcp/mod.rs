@@ -47,7 +47,14 @@ impl Transport {
     pub fn bind(self, http: &McpHttpConfig, exposure: Exposure) -> Result<Ready> {
         match self {
             Transport::Stdio => Ok(Ready::Stdio),
-            Transport::Http(addr) => http::bind(http, addr, exposure).map(Ready::Http),
+            Transport::Http(addr) => crate::serving::listen_for_clients(
+                addr,
+                http,
+                "MCP over HTTP and the memory browser",
+                "mcp.http.addr / --http",
+                exposure,
+            )
+            .map(Ready::Http),
         }
     }
 }

@@ -19,8 +19,6 @@ mod identity;
 mod page;
 
 use crate::bearer::Credentials;
-use crate::config::McpHttpConfig;
-use crate::serving::{Exposure, Listener};
 use crate::App;
 use anyhow::{Context, Result};
 use std::net::SocketAddr;
@@ -41,26 +39,7 @@ pub fn router(app: Arc<App>, addr: SocketAddr, credentials: Arc<Credentials>) ->
         ))
 }
 
-/// Listens on `addr` for `mira ui`, through the exposure rule (a non-loopback address needs a
-/// token of `http`, or `exposure.insecure_no_auth`; see [`crate::serving`]).
-pub fn bind(
-    http: &McpHttpConfig,
-    addr: SocketAddr,
-    exposure: Exposure,
-) -> Result<std::net::TcpListener> {
-    crate::serving::listen(
-        addr,
-        Listener {
-            serves: "the memory browser (mira ui)",
-            addr_setting: "--addr",
-            token_setting: crate::bearer::TOKEN_SETTINGS,
-            protected: http.requires_token(),
-        },
-        exposure,
-    )
-}
-
-/// `mira ui`: serves the browser alone on `listener` (from [`bind`]) until the process is
+/// `mira ui`: serves the browser alone on `listener` (bound by `crate::serving::listen_for_clients`) until the process is
 /// interrupted, then saves the vector index.
 pub fn serve(app: Arc<App>, listener: std::net::TcpListener) -> Result<()> {
     let credentials = Arc::new(Credentials::of(&app.config.mcp.http));
