@@ -2,8 +2,8 @@
 //!
 //! The production embedder is [`MiniLm`]: the `all-MiniLM-L6-v2` sentence-transformer
 //! run on CPU with [ONNX Runtime](https://onnxruntime.ai) through the `ort` crate, which loads
-//! the `libonnxruntime.so` of the model directory at run time. A text goes through this
-//! pipeline:
+//! the ONNX Runtime library of the model directory (`libonnxruntime.so`, `.dylib` on macOS) at
+//! run time. A text goes through this pipeline:
 //!
 //! 1. **tokenize** (on the calling thread) with the model's WordPiece `tokenizer.json`
 //!    (lower-casing BERT normaliser, `[CLS] … [SEP]` template), truncated to 256 tokens — the

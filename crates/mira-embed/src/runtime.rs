@@ -10,9 +10,13 @@ use ort::value::Tensor;
 
 use crate::{EmbedError, DIMENSION};
 
-/// Name of the ONNX Runtime library in the model directory (scripts/fetch-model.sh copies it
-/// there from the pinned onnxruntime wheel).
-pub const LIBRARY_FILE: &str = "libonnxruntime.so";
+/// Name of the ONNX Runtime library in the model directory, the platform's name for it
+/// (scripts/fetch-model.sh copies it there from the pinned onnxruntime wheel under this name).
+pub const LIBRARY_FILE: &str = if cfg!(target_os = "macos") {
+    "libonnxruntime.dylib"
+} else {
+    "libonnxruntime.so"
+};
 
 /// The environment variable ONNX Runtime reads when it loads: `1` turns its telemetry off.
 pub const TELEMETRY_VARIABLE: &str = "ORT_DISABLE_TELEMETRY";

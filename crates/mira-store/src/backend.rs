@@ -9,11 +9,11 @@
 use crate::feed::{ChangeCursor, Changes, LiveRow};
 use crate::lifecycle::{ArchivePlan, ArchiveReport, DeleteCounts, DeleteScope, TimelineQuery};
 use crate::model::{
-    NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory, Unembedded,
+    Link, NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory, Unembedded,
 };
 use crate::{DeadLetter, MemoryEdit, Result, StoreError};
 use mira_core::allocate::ModeCosts;
-use mira_core::memory::{Memory, MemoryId};
+use mira_core::memory::{Memory, MemoryId, RelationType};
 use mira_core::slots::Slot;
 use std::collections::HashMap;
 
@@ -131,6 +131,20 @@ pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
 
     /// Pins or unpins memory `id`; false when no memory has that id.
     fn set_pinned(&self, id: MemoryId, pinned: bool) -> Result<bool>;
+
+    /// Adds the causal edge `link.from → link.to`, detected at `at_ms`, in one transaction:
+    /// `None` when either memory does not exist (or both are one), else whether it was added
+    /// (`false`: that edge was there already, and is left as it was).
+    fn add_link(&self, link: &Link, at_ms: i64) -> Result<Option<bool>>;
+
+    /// Removes the causal edges between `a` and `b`, either way (only those of `relation` when
+    /// given), in one transaction; returns those removed.
+    fn remove_links(
+        &self,
+        a: MemoryId,
+        b: MemoryId,
+        relation: Option<RelationType>,
+    ) -> Result<Vec<Link>>;
 
     /// Files memory `id` under `edit`'s wing, room and type, replacing its fingerprint, tags and
     /// section costs, in one transaction; false when no memory has that id.

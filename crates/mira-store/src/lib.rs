@@ -29,7 +29,7 @@ pub use lifecycle::{
 };
 pub use migrations::{Migration, MIGRATIONS, PG_MIGRATIONS};
 pub use model::{
-    Edge, Embedding, NewMemory, Parts, Relation, RestoreOutcome, RowFacts, Scope, StoreStats,
+    Edge, Embedding, Link, NewMemory, Parts, Relation, RestoreOutcome, RowFacts, Scope, StoreStats,
     StoredMemory, Unembedded,
 };
 pub use postgres::{PgOptions, PgStore, TextRank, TlsMode};

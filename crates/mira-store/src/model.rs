@@ -190,6 +190,45 @@ pub struct RestoreOutcome {
     /// For each relation offered, whether both of its ends exist now (so it is in the store:
     /// written, or already there). Those still `false` can be offered again later.
     pub resolved: Vec<bool>,
+    /// How many of the relations were written (not in the store before).
+    pub added: u64,
+}
+
+impl RestoreOutcome {
+    /// The outcome of writing memories at `seqs` and applying relations with results
+    /// `applied` (`None`: an end is missing; else whether it was written).
+    pub(crate) fn of(seqs: Vec<i64>, applied: &[Option<bool>]) -> RestoreOutcome {
+        RestoreOutcome {
+            seqs,
+            resolved: applied.iter().map(Option::is_some).collect(),
+            added: applied.iter().filter(|a| **a == Some(true)).count() as u64,
+        }
+    }
+}
+
+/// A causal edge with both of its memories: what a link made or removed by hand names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Link {
+    /// The cause (the older memory, as links are found).
+    pub from: MemoryId,
+    /// What it led to.
+    pub to: MemoryId,
+    /// How `to` follows from `from`.
+    pub relation: RelationType,
+    /// Confidence in [0, 1] (1 for a link made by hand).
+    pub confidence: f64,
+}
+
+impl Link {
+    /// The edge as `to` holds it, detected at `at_ms`.
+    pub(crate) fn edge(&self, at_ms: i64) -> Edge {
+        Edge {
+            other: self.from,
+            relation: self.relation,
+            confidence: self.confidence,
+            detected_at: at_ms,
+        }
+    }
 }
 
 /// Where a search or a listing looks: one wing and/or one room (`None` = any). Archived

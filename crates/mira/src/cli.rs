@@ -82,7 +82,7 @@ pub fn reference_compatible(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsSt
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve MCP over stdio (the default, also `mira` alone), or over streamable HTTP with --http.
+    /// Serve MCP over stdio (also `mira` alone), or over streamable HTTP with --http.
     Serve {
         /// Serve streamable HTTP on ADDR (path /mcp) instead of stdio; ADDR defaults to
         /// mcp.http.addr (127.0.0.1:8765).
@@ -91,8 +91,8 @@ pub enum Command {
         /// Also serve the 8 soul_* identity tools (as soul.enabled: true).
         #[arg(long)]
         with_soul: bool,
-        /// Serve /health and /metrics on ADDR (default metrics.prometheus_addr, 127.0.0.1:9090);
-        /// they are on by default only with --http.
+        /// Also serve /health and /metrics on a port of their own, ADDR (default
+        /// metrics.prometheus_addr, 127.0.0.1:9090); with --http they are on the server's port.
         #[arg(long, value_name = "ADDR", num_args = 0..=1)]
         metrics: Option<Option<String>>,
         /// Listen on an address other hosts can reach even without a token (only behind your
@@ -158,7 +158,8 @@ pub enum Command {
         /// Wings tried in order when the primary scope has no memory (comma-separated).
         #[arg(long, value_delimiter = ',', value_name = "WINGS")]
         fallback_wings: Vec<String>,
-        /// The order of the memories: relevance (most relevant first) or time (oldest first).
+        /// The order of the memories: relevance (under their day, the most relevant's day first)
+        /// or time (oldest first).
         #[arg(long, default_value = "relevance", value_parser = parse_order)]
         order: usecases::recall::Order,
         /// Print JSON instead of the context block.
@@ -177,8 +178,10 @@ pub enum Command {
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
     },
-    /// Import memories: a `mira export` file (JSON lines; "-" for standard input) or a LoCoMo
-    /// conversation. Bad lines are reported and skipped; exit code 1 when any was.
+    /// Import memories from a `mira export` file or a LoCoMo conversation.
+    ///
+    /// A `mira export` file is JSON lines ("-" reads standard input). Memories already in the
+    /// store are skipped. Bad lines are reported and skipped; the exit code is 1 when any was.
     Import {
         /// The file.
         file: PathBuf,
@@ -198,10 +201,12 @@ pub enum Command {
         #[command(subcommand)]
         bench: EvalBench,
     },
-    /// Speed at several store sizes: store throughput, recall p50/p95/p99 with fresh and cached
-    /// query embeddings, and the ratio to a lower bound (an exact scan plus a lookup in the
-    /// store's full-text index). Stores are built once and kept under the cache directory (on
-    /// PostgreSQL, each size in a database of its own on the configured server).
+    /// Measure speed at several store sizes: store throughput and recall latency.
+    ///
+    /// Reports store throughput, recall p50/p95/p99 with fresh and cached query embeddings, and
+    /// the ratio to a lower bound (an exact scan plus a lookup in the store's full-text index).
+    /// Stores are built once and kept under the cache directory (on PostgreSQL, each size in a
+    /// database of its own on the configured server).
     Bench {
         /// Store sizes, comma-separated.
         #[arg(long, default_value = "1000,10000", value_parser = crate::bench::parse_sizes)]
@@ -241,7 +246,8 @@ pub enum Command {
     },
     /// Show one memory in full (id as printed by recall or timeline).
     Load {
-        /// The id (`<uuid>` or `T0:<uuid>`).
+        /// The id: the short id printed by recall or timeline (8 hex digits), any longer prefix,
+        /// or the UUID.
         id: String,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -285,7 +291,8 @@ pub enum Command {
     },
     /// Show the causes (and optionally the consequences) of a memory along its causal links.
     Causal {
-        /// The id (`<uuid>` or `T0:<uuid>`).
+        /// The id: the short id printed by recall or timeline (8 hex digits), any longer prefix,
+        /// or the UUID.
         id: String,
         /// How many links to follow, 1-10 (default 3).
         #[arg(long, allow_negative_numbers = true)]
@@ -297,8 +304,10 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Archive old memories (by archive_thresholds, --older-than or --id), or restore some.
-    /// Archived memories leave recall but stay loadable.
+    /// Archive old memories, or restore some: archived memories leave recall, stay loadable.
+    ///
+    /// Which memories: those past archive_thresholds (the default), those older than
+    /// --older-than, or each --id.
     Archive {
         /// Archive memories of every type older than this many days (instead of the thresholds).
         #[arg(long, value_name = "DAYS", allow_negative_numbers = true)]
@@ -335,10 +344,46 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Permanently delete one memory and everything derived from it.
+    /// Permanently delete one memory and everything derived from it (asks first).
+    ///
+    /// On a terminal it shows the memory and asks for confirmation; elsewhere (a script, a
+    /// pipe) it deletes nothing unless --yes confirms.
     Forget {
         /// The id: the short id printed by recall (8 hex digits), any longer prefix, or the UUID.
         id: String,
+        /// Confirm without being asked.
+        #[arg(long, short)]
+        yes: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Link two memories: the later one follows from the earlier one (a bug and its fix).
+    ///
+    /// mira links memories itself when a new one says why it follows from an earlier one of
+    /// its wing; this adds a link it missed. `mira causal ID` shows the links.
+    Link {
+        /// The earlier memory, the cause: its short id, a longer prefix or the UUID.
+        from: String,
+        /// The later memory it led to.
+        to: String,
+        /// because (the default: it happened because of the earlier one), triggered (the
+        /// earlier one set it off) or resolves (it fixes what the earlier one describes).
+        #[arg(long, value_name = "RELATION")]
+        relation: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove the links between two memories (either way), made by mira or by hand.
+    Unlink {
+        /// One memory: its short id, a longer prefix or the UUID.
+        a: String,
+        /// The other.
+        b: String,
+        /// Only links of this relation (because, triggered, resolves, updates, contradicts).
+        #[arg(long, value_name = "RELATION")]
+        relation: Option<String>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -587,9 +632,9 @@ pub enum IndexAction {
 
 /// `mira serve` and `mira` alone: MCP on the transport chosen by `--http` or `mcp.transport`.
 /// Its listeners are bound before the store opens, through the exposure rule
-/// ([`crate::serving`]): an address it refuses ends the command at once. The health and
-/// metrics server starts first, so that `/health/ready` answers 503 while the store opens; a
-/// port already taken (another mira) only costs the endpoints, not MCP.
+/// ([`crate::serving`]): an address it refuses ends the command at once. A health and metrics
+/// listener of its own, when asked for, starts first, so that `/health/ready` answers 503 while
+/// the store opens; a port already taken (another mira) only costs the endpoints, not MCP.
 fn serve(
     cli: &Cli,
     http: Option<Option<&str>>,
@@ -606,9 +651,10 @@ fn serve(
         }
     }
     let transport = crate::mcp::transport(&config.mcp, http)?;
-    let on_by_default = matches!(transport, crate::mcp::Transport::Http(_));
     let transport = transport.bind(&config.mcp.http, exposure)?;
-    let ops = if config.metrics.enabled.unwrap_or(on_by_default) {
+    // An HTTP server serves the endpoints on its own port (`ops::beside_mcp`); a listener of
+    // their own only when asked for.
+    let ops = if config.metrics.enabled == Some(true) {
         match crate::ops::OpsServer::start(&config.metrics, exposure) {
             Ok(ops) => Some(ops),
             Err(e) if e.is::<crate::serving::Refused>() => return Err(e),
@@ -716,9 +762,51 @@ fn measuring(cli: &Cli, budget: u32) -> Result<(Config, std::sync::Arc<dyn mira_
     Ok((config, model))
 }
 
+/// Opens the store for a command that may write, creating it where none exists yet (and saying
+/// so on a terminal).
 fn open(cli: &Cli) -> Result<App> {
     let (config, source) = Config::load(cli.config.as_deref())?;
-    App::open(config, source)
+    let created = !config.store_exists();
+    let app = App::open(config, source)?;
+    if created {
+        let note = format!(
+            "created the memory store {}, chosen by {}; `mira status` says how to choose another",
+            app.store.location(),
+            app.config.storage_choice().describe()
+        );
+        // For people: a script's stderr stays quiet (the log has it).
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            eprintln!("note: {note}");
+        } else {
+            tracing::info!("{note}");
+        }
+    }
+    Ok(app)
+}
+
+/// Opens the store for a command that only reads, or changes what is stored: where none
+/// exists, it creates nothing and the command ends with exit code 3, saying where it looked.
+fn open_existing(cli: &Cli) -> Result<Result<App, ExitCode>> {
+    let (config, source) = Config::load(cli.config.as_deref())?;
+    if !config.store_exists() {
+        eprintln!(
+            "error: no memory store at {}: nothing has been stored from here yet (the store is chosen by {}). Store a memory first, or point MIRA_STORAGE_PATH at an existing store; `mira status` explains",
+            config.db_path().display(),
+            config.storage_choice().describe()
+        );
+        return Ok(Err(ExitCode::from(3)));
+    }
+    Ok(Ok(App::open(config, source)?))
+}
+
+/// The store of [`open_existing`], or the exit code of a command that found none.
+macro_rules! existing_store {
+    ($cli:expr) => {
+        match open_existing($cli)? {
+            Ok(app) => app,
+            Err(code) => return Ok(code),
+        }
+    };
 }
 
 fn read_text(path: &PathBuf) -> Result<String> {
@@ -783,6 +871,8 @@ const CLI_TERMS: &[(&str, &str)] = &[
     ("mira_timeline", "`mira timeline`"),
     ("mira_load", "`mira load`"),
     ("mira_status", "`mira status`"),
+    ("mira_causal_chain", "`mira causal`"),
+    ("include_consequences", "--consequences"),
     ("mira_store", "`mira store`"),
     ("soul_capture", "`mira soul capture`"),
     ("soul_update", "`mira soul update`"),
@@ -859,7 +949,17 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             ));
         }
         Command::Status { json } => {
-            let app = open(&cli)?;
+            let (config, source) = Config::load(cli.config.as_deref())?;
+            if !config.store_exists() {
+                let s = usecases::status::no_store(&config, &source);
+                if *json {
+                    print_json(&s)?;
+                } else {
+                    write_stdout(&usecases::status::render_no_store_text(&s));
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let app = App::open(config, source)?;
             // The index as it will serve (loaded from its files, or built), not mid-load; and
             // no uptime: there is no server.
             app.index()?.wait_idle(std::time::Duration::from_secs(30));
@@ -926,7 +1026,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             order,
             json,
         } => {
-            let app = open(&cli)?;
+            let app = existing_store!(&cli);
             let req = usecases::recall::RecallRequest {
                 query: query.clone(),
                 budget: *budget,
@@ -938,6 +1038,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     .filter(|w| !w.is_empty())
                     .collect(),
                 order: *order,
+                surface: usecases::recall::Surface::Cli,
                 ..usecases::recall::RecallRequest::default()
             };
             let outcome = match use_case(usecases::recall::recall(&app, &Access::local(), &req))? {
@@ -1027,7 +1128,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Index { action } => return run_index(&cli, action),
         Command::Load { id, json } => {
-            let app = open(&cli)?;
+            let app = existing_store!(&cli);
             let loaded = match use_case(usecases::load::load(&app, &Access::local(), id))? {
                 Ok(m) => m,
                 Err(code) => return Ok(code),
@@ -1057,6 +1158,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         | Command::Restore { .. }
         | Command::Clear { .. }
         | Command::Forget { .. }
+        | Command::Link { .. }
+        | Command::Unlink { .. }
         | Command::Pin { .. }
         | Command::Unpin { .. } => {
             return run_lifecycle(&cli);
@@ -1068,7 +1171,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 /// `mira webhooks …`; a replay that leaves letters undelivered exits 1.
 fn webhooks(cli: &Cli, action: &WebhooksAction) -> Result<ExitCode> {
     use crate::webhooks::replay;
-    let app = open(cli)?;
+    let app = existing_store!(cli);
     match action {
         WebhooksAction::DeadLetters { json } => {
             emit(replay::list(&app), *json, |l| replay::render_list(l))
@@ -1111,10 +1214,11 @@ fn emit<T: serde::Serialize>(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The lifecycle commands: timeline, causal, archive, clear, forget.
+/// The lifecycle commands: timeline, causal, archive, restore, clear, forget, link, unlink,
+/// pin, unpin (each on a store that exists).
 fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
-    use usecases::{archive, causal, clear, timeline};
-    let app = open(cli)?;
+    use usecases::{archive, causal, clear, link, timeline};
+    let app = existing_store!(cli);
     let Some(command) = &cli.command else {
         anyhow::bail!("not a lifecycle command")
     };
@@ -1234,32 +1338,95 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
                 clear::render_text,
             )
         }
-        Command::Forget { id, json } => emit(
-            clear::forget(&app, &Access::local(), id),
-            *json,
-            clear::render_forget_text,
-        ),
+        Command::Forget { id, yes, json } => {
+            let what = match use_case(clear::forget_preview(&app, &Access::local(), id))? {
+                Ok(w) => w,
+                Err(code) => return Ok(code),
+            };
+            if !*yes {
+                if let Some(refused) = confirm_forget(&what, id)? {
+                    return Ok(refused);
+                }
+            }
+            emit(
+                clear::forget(&app, &Access::local(), &what.id.to_string()),
+                *json,
+                clear::render_forget_text,
+            )
+        }
+        Command::Link {
+            from,
+            to,
+            relation,
+            json,
+        } => {
+            let req = link::LinkRequest {
+                from: from.clone(),
+                to: to.clone(),
+                relation: relation.clone(),
+            };
+            emit(
+                link::link(&app, &Access::local(), &req),
+                *json,
+                link::render_link_text,
+            )
+        }
+        Command::Unlink {
+            a,
+            b,
+            relation,
+            json,
+        } => {
+            let req = link::LinkRequest {
+                from: a.clone(),
+                to: b.clone(),
+                relation: relation.clone(),
+            };
+            emit(
+                link::unlink(&app, &Access::local(), &req),
+                *json,
+                link::render_unlink_text,
+            )
+        }
         Command::Pin { id, json } | Command::Unpin { id, json } => {
             let pinned = matches!(command, Command::Pin { .. });
             emit(
                 usecases::pin::set_pinned(&app, &Access::local(), id, pinned),
                 *json,
-                |o: &usecases::pin::PinOutcome| {
-                    format!(
-                        "{} {}\n",
-                        if o.pinned { "Pinned" } else { "Unpinned" },
-                        o.id
-                    )
-                },
+                usecases::pin::render_text,
             )
         }
         _ => anyhow::bail!("not a lifecycle command"),
     }
 }
 
+/// Asks on the terminal whether to forget `what` (given as `raw_id`); off a terminal, says how
+/// to confirm instead. `None` when the user said yes; else the exit code: 2 off a terminal (the
+/// caller must add --yes), 1 when the answer was no. Nothing is deleted then.
+fn confirm_forget(what: &usecases::clear::ForgetOutcome, raw_id: &str) -> Result<Option<ExitCode>> {
+    use std::io::{BufRead as _, IsTerminal as _, Write as _};
+    let target = usecases::clear::render_forget_target(what);
+    if !std::io::stdin().is_terminal() {
+        eprintln!(
+            "error: nothing was deleted: `mira forget` asks before deleting {target} for good, and standard input is not a terminal; run `mira forget {raw_id} --yes` to confirm"
+        );
+        return Ok(Some(ExitCode::from(2)));
+    }
+    let mut err = std::io::stderr().lock();
+    write!(err, "Forget {target} for good? [y/N] ")?;
+    err.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        return Ok(None);
+    }
+    writeln!(err, "Nothing was deleted.")?;
+    Ok(Some(ExitCode::FAILURE))
+}
+
 /// `mira index rebuild` and `mira index embed-missing`, with a progress bar on a terminal.
 fn run_index(cli: &Cli, action: &IndexAction) -> Result<ExitCode> {
-    let app = open(cli)?;
+    let app = existing_store!(cli);
     let progress = crate::progress::Progress::new();
     match action {
         IndexAction::Rebuild => {
@@ -1300,7 +1467,8 @@ fn run_index(cli: &Cli, action: &IndexAction) -> Result<ExitCode> {
             };
             persist_index(&app);
             write_stdout(&format!(
-                "Embedded {n} memories that had no vector of {} ({} left without one)\n",
+                "Embedded {} that had no vector of {} ({} left without one)\n",
+                mira_core::text::plural(n, "memory", "memories"),
                 app.model_name(),
                 app.store.count_without_embedding(app.model_name(), None)?
             ));
@@ -1316,7 +1484,7 @@ fn run_export(
     embeddings: bool,
     output: Option<&Path>,
 ) -> Result<ExitCode> {
-    let app = open(cli)?;
+    let app = existing_store!(cli);
     let mut out: Box<dyn std::io::Write> = match output {
         Some(p) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
@@ -1339,7 +1507,10 @@ fn run_export(
         }
     }
     match use_case(result)? {
-        Ok(n) => eprintln!("Exported {n} memories"),
+        Ok(n) => eprintln!(
+            "Exported {}",
+            mira_core::text::plural(n, "memory", "memories")
+        ),
         Err(code) => return Ok(code),
     }
     Ok(ExitCode::SUCCESS)
@@ -1480,7 +1651,18 @@ fn run_soul(cli: &Cli, agent: Option<&str>, json: bool, action: &SoulAction) -> 
         eprintln!("error: give the agent whose identity this is: mira soul <command> --agent NAME");
         return Ok(ExitCode::from(2));
     };
-    let app = open(cli)?;
+    let reads = matches!(
+        action,
+        SoulAction::Recall { .. }
+            | SoulAction::Drift { .. }
+            | SoulAction::Status
+            | SoulAction::History { .. }
+    );
+    let app = if reads {
+        existing_store!(cli)
+    } else {
+        open(cli)?
+    };
     fn json_arg<T: serde::de::DeserializeOwned>(what: &str, raw: &str) -> Result<T, UseCaseError> {
         serde_json::from_str(raw).map_err(|e| {
             UseCaseError::Invalid(format!(

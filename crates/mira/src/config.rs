@@ -41,6 +41,46 @@ pub struct Config {
     /// when the application opens.
     #[serde(skip)]
     pub retired_keys: Vec<String>,
+    /// The environment variable that set `storage.path`, if one did.
+    #[serde(skip)]
+    pub storage_path_env: Option<&'static str>,
+}
+
+/// Why the storage directory is the one it is (`mira status` says it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StorageChoice {
+    /// An environment variable (`MIRA_STORAGE_PATH`, or the reference's `MIRA_DATA_PATH`).
+    Env(&'static str),
+    /// `storage.path` in the config file.
+    ConfigFile,
+    /// The project holding the working directory: the nearest folder at or above it with
+    /// `marker` (`.mira`, else `.git`).
+    Project {
+        /// The project's folder.
+        root: PathBuf,
+        /// What makes it a project.
+        marker: &'static str,
+    },
+    /// No project: the user's data folder, shared by every folder outside a project.
+    User,
+}
+
+impl StorageChoice {
+    /// Why, in a sentence's words: "MIRA_STORAGE_PATH", "the project /src/app (it has .git)".
+    pub fn describe(&self) -> String {
+        match self {
+            StorageChoice::Env(name) => format!("{name} (set in the environment)"),
+            StorageChoice::ConfigFile => "storage.path in the config file".into(),
+            StorageChoice::Project { root, marker } => format!(
+                "the project {}: the nearest folder at or above this one with {marker}",
+                root.display()
+            ),
+            StorageChoice::User => {
+                "the user's data folder: this folder is in no project (no .git or .mira above it)"
+                    .into()
+            }
+        }
+    }
 }
 
 /// Keys that the reference or earlier versions used and that mira accepts but ignores, with
@@ -690,10 +730,11 @@ impl Default for McpConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MetricsConfig {
-    /// Serve `/health` and `/metrics`. Unset: on for `mira serve --http`, off for stdio servers
-    /// (every MCP client starts its own, and they would fight over one port).
+    /// Unset: `mira serve --http` serves `/health` and `/metrics` on its own port, a stdio
+    /// server nowhere (every MCP client starts its own). `true`: also on a listener of their own
+    /// at `prometheus_addr`, for either transport; `false`: nowhere.
     pub enabled: Option<bool>,
-    /// Listen address (loopback by default).
+    /// The address of that listener of their own (loopback by default).
     pub prometheus_addr: String,
     /// When set, `/metrics` and `/health` require `Authorization: Bearer <token>`
     /// (`/health/live` and `/health/ready` stay open for probes).
@@ -876,8 +917,12 @@ impl Config {
     /// Applies the `MIRA_*` overrides read through `var`.
     pub fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<()> {
         let nonempty = |k: &str| var(k).filter(|v| !v.trim().is_empty());
-        if let Some(p) = nonempty("MIRA_STORAGE_PATH").or_else(|| nonempty("MIRA_DATA_PATH")) {
-            self.storage.path = Some(PathBuf::from(p));
+        for name in ["MIRA_STORAGE_PATH", "MIRA_DATA_PATH"] {
+            if let Some(p) = nonempty(name) {
+                self.storage.path = Some(PathBuf::from(p));
+                self.storage_path_env = Some(name);
+                break;
+            }
         }
         if let Some(b) = nonempty("MIRA_STORAGE_BACKEND") {
             self.storage.backend = match b.trim().to_ascii_lowercase().as_str() {
@@ -1224,6 +1269,40 @@ impl Config {
             .unwrap_or_else(default_storage_dir)
     }
 
+    /// Why [`Config::storage_dir`] is what it is.
+    pub fn storage_choice(&self) -> StorageChoice {
+        match (&self.storage.path, self.storage_path_env) {
+            (Some(_), Some(name)) => StorageChoice::Env(name),
+            (Some(_), None) => StorageChoice::ConfigFile,
+            (None, _) => match project_root() {
+                Some(root) => {
+                    let marker = if root.join(".mira").is_dir() {
+                        ".mira"
+                    } else {
+                        ".git"
+                    };
+                    StorageChoice::Project { root, marker }
+                }
+                None => StorageChoice::User,
+            },
+        }
+    }
+
+    /// Whether the store exists: always for PostgreSQL (the server holds it), for SQLite when
+    /// its file does. Commands that only read (or change what is stored) open only a store
+    /// that exists, so that they create nothing.
+    pub fn store_exists(&self) -> bool {
+        match self.storage.backend {
+            StorageBackend::Postgres => true,
+            StorageBackend::Sqlite => self.db_path().is_file(),
+        }
+    }
+
+    /// The user's storage directory: the one of every folder outside a project.
+    pub fn user_storage_dir() -> PathBuf {
+        user_data_dir()
+    }
+
     /// The database file inside the storage directory.
     pub fn db_path(&self) -> PathBuf {
         self.storage_dir().join("mira.db")
@@ -1273,9 +1352,13 @@ fn project_root() -> Option<PathBuf> {
 }
 
 fn default_storage_dir() -> PathBuf {
-    if let Some(root) = project_root() {
-        return root.join(".mira");
+    match project_root() {
+        Some(root) => root.join(".mira"),
+        None => user_data_dir(),
     }
+}
+
+fn user_data_dir() -> PathBuf {
     match std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
         Some(x) => PathBuf::from(x).join("mira"),
         None => home()

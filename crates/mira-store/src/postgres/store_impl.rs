@@ -7,11 +7,11 @@ use crate::backend::{Database, MemoryReads, MemoryStore, StoreTx, Visit};
 use crate::feed::{ChangeCursor, Changes, LiveRow};
 use crate::lifecycle::{ArchivePlan, ArchiveReport, DeleteCounts, DeleteScope, TimelineQuery};
 use crate::model::{
-    NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory, Unembedded,
+    Link, NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory, Unembedded,
 };
 use crate::{DeadLetter, MemoryEdit, Result};
 use mira_core::allocate::ModeCosts;
-use mira_core::memory::{Memory, MemoryId};
+use mira_core::memory::{Memory, MemoryId, RelationType};
 use mira_core::slots::Slot;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -144,6 +144,19 @@ impl MemoryStore for PgStore {
 
     fn set_pinned(&self, id: MemoryId, pinned: bool) -> Result<bool> {
         self.write(|c| write::set_pinned(c, id, pinned))
+    }
+
+    fn add_link(&self, link: &Link, at_ms: i64) -> Result<Option<bool>> {
+        self.write(|c| write::insert_edge(c, &link.edge(at_ms), link.to))
+    }
+
+    fn remove_links(
+        &self,
+        a: MemoryId,
+        b: MemoryId,
+        relation: Option<RelationType>,
+    ) -> Result<Vec<Link>> {
+        self.write(|c| write::remove_links(c, a, b, relation))
     }
 
     fn edit_memory(&self, id: MemoryId, edit: &MemoryEdit) -> Result<bool> {

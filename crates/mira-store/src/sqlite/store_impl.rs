@@ -7,11 +7,11 @@ use crate::backend::{Database, MemoryReads, MemoryStore, StoreTx, Visit};
 use crate::feed::{ChangeCursor, Changes, LiveRow};
 use crate::lifecycle::{ArchivePlan, ArchiveReport, DeleteCounts, DeleteScope, TimelineQuery};
 use crate::model::{
-    NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory, Unembedded,
+    Link, NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory, Unembedded,
 };
 use crate::{DeadLetter, MemoryEdit, Result, StoreError};
 use mira_core::allocate::ModeCosts;
-use mira_core::memory::{Memory, MemoryId};
+use mira_core::memory::{Memory, MemoryId, RelationType};
 use mira_core::slots::Slot;
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -152,6 +152,19 @@ impl MemoryStore for SqliteStore {
 
     fn set_pinned(&self, id: MemoryId, pinned: bool) -> Result<bool> {
         self.write(|tx| write::set_pinned(tx, id, pinned))
+    }
+
+    fn add_link(&self, link: &Link, at_ms: i64) -> Result<Option<bool>> {
+        self.write(|tx| write::insert_edge(tx, &link.edge(at_ms), link.to))
+    }
+
+    fn remove_links(
+        &self,
+        a: MemoryId,
+        b: MemoryId,
+        relation: Option<RelationType>,
+    ) -> Result<Vec<Link>> {
+        self.write(|tx| write::remove_links(tx, a, b, relation))
     }
 
     fn edit_memory(&self, id: MemoryId, edit: &MemoryEdit) -> Result<bool> {

@@ -11,3 +11,4 @@ mod index_recall_real;
 mod pg_server;
 mod pg_tls;
 mod repo;
+mod shared_dir;

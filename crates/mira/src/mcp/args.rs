@@ -94,7 +94,8 @@ pub struct RecallArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub fallback_wings: Option<Value>,
-    /// "relevance" (most relevant first, the default) or "time" (oldest first).
+    /// "relevance" (the default: under their day, the most relevant memory's day first) or
+    /// "time" (oldest first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub order: Option<String>,
@@ -233,6 +234,25 @@ pub struct ForgetArgs {
     pub id: Option<String>,
 }
 
+/// Arguments of `mira_link` and `mira_unlink`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkArgs {
+    /// The earlier memory, the cause (short id, prefix or UUID from mira_recall or
+    /// mira_timeline): the bug, the problem, the decision that led to the other.
+    #[schemars(with = "String", length(min = 1))]
+    pub from: Option<String>,
+    /// The later memory it led to: the fix, the consequence.
+    #[schemars(with = "String", length(min = 1))]
+    pub to: Option<String>,
+    /// mira_link: "because" (the default: `to` happened because of `from`), "triggered" or
+    /// "resolves" (`to` fixes what `from` describes). mira_unlink: only links of this relation
+    /// (all when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub relation: Option<String>,
+}
+
 fn memory_type_schema(_: &mut SchemaGenerator) -> Schema {
     let names: Vec<&str> = MemoryType::ALL.iter().map(|t| t.as_str()).collect();
     json_schema!({ "type": "string", "enum": names })
@@ -292,6 +312,16 @@ pub fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
             *d = d.replace('\n', " ");
         }
     }
+    Arc::new(schema)
+}
+
+/// The output schema of a tool (its `outputSchema`): what `T`, the type its handler answers with
+/// as structured content, serialises to. The root is an object, as clients of MCP 2025-06-18
+/// require (a union of outcomes is an object of one of their shapes).
+pub fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    let mut schema = JsonObject::clone(&rmcp::handler::server::tool::schema_for_output::<T>());
+    schema.remove("$schema");
+    schema.insert("type".into(), Value::String("object".into()));
     Arc::new(schema)
 }
 

@@ -1,7 +1,7 @@
 //! What every MCP tool call goes through, whichever tool it is.
 //!
 //! A tool is declared once, as a [`Tool`]: what `tools/list` shows (name, title, description,
-//! input schema, and annotations derived from its [`Effect`]) and the handler that answers it.
+//! input and output schemas, and annotations derived from its [`Effect`]) and the handler that answers it.
 //! A handler parses its arguments (errors become `isError: true` results that say how to fix
 //! the call), runs its use case on the blocking pool (SQLite and the model are blocking) under
 //! the `mcp.timeout_seconds` limit ([`Calls::run`]), and answers with its text plus the outcome
@@ -51,6 +51,9 @@ pub(super) struct Tool {
     pub description: &'static str,
     /// Its input schema.
     pub schema: fn() -> Arc<JsonObject>,
+    /// The schema of its structured content ([`super::args::output_schema`] of the type its
+    /// handler serialises).
+    pub output: fn() -> Arc<JsonObject>,
     /// What it does to the memory.
     pub effect: Effect,
     /// Whether calling it twice with the same arguments does no more than once.
@@ -67,15 +70,15 @@ impl Tool {
 
     /// What `tools/list` shows of it.
     fn listing(&self) -> rmcp::model::Tool {
-        rmcp::model::Tool::new(self.name, self.description, (self.schema)()).with_annotations(
-            ToolAnnotations::from_raw(
+        rmcp::model::Tool::new(self.name, self.description, (self.schema)())
+            .with_raw_output_schema((self.output)())
+            .with_annotations(ToolAnnotations::from_raw(
                 Some(self.title.to_owned()),
                 Some(self.effect == Effect::Reads),
                 Some(self.effect == Effect::Removes),
                 Some(self.idempotent),
                 Some(false),
-            ),
-        )
+            ))
     }
 }
 
@@ -244,9 +247,12 @@ pub(super) fn success(text: String, structured: Value) -> CallToolResult {
     result
 }
 
-/// `value` as JSON for structured content.
+/// `value` as structured content. Written as text and read back, so that an `f32` reads as
+/// written (0.9), not as the nearest `f64` (0.8999999761581421) `serde_json::to_value` makes.
 pub(super) fn to_json<T: serde::Serialize>(value: &T) -> Value {
-    serde_json::to_value(value).unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
+    serde_json::to_string(value)
+        .and_then(|text| serde_json::from_str(&text))
+        .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
 }
 
 /// What the tools run on: the application, the embedding model loaded once, the time limit,

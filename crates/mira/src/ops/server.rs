@@ -1,8 +1,11 @@
-//! The health and metrics HTTP server (`/health`, `/health/live`, `/health/ready`,
-//! `/metrics`), on its own thread and runtime so that it runs beside either MCP transport
-//! and answers while the store is still opening.
+//! The health and metrics endpoints (`/health`, `/health/live`, `/health/ready`, `/metrics`):
+//! on the port of `mira serve --http` beside `/mcp` ([`beside_mcp`]), and, when asked for
+//! (`--metrics`, `metrics.enabled: true`), on a listener of their own ([`OpsServer`]: its own
+//! thread and runtime, so that it runs beside either MCP transport and answers while the store
+//! is still opening).
 
 use super::health;
+use crate::bearer::Credentials;
 use crate::config::MetricsConfig;
 use crate::serving::{Exposure, Listener};
 use crate::App;
@@ -62,14 +65,9 @@ impl OpsServer {
             .context("cannot read the metrics address")?;
         let slot: Slot = Arc::default();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let detailed = axum::Router::new()
-            .route("/health", get(full_health))
-            .route("/metrics", get(metrics));
-        let router =
-            crate::bearer::protect(detailed, config.auth_token.as_deref(), "metrics.auth_token")
-                .route("/health/live", get(live))
-                .route("/health/ready", get(ready))
-                .with_state(slot.clone());
+        let router = routes(slot.clone(), |r| {
+            crate::bearer::protect(r, config.auth_token.as_deref(), "metrics.auth_token")
+        });
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -122,6 +120,39 @@ impl Drop for OpsServer {
             let _ = t.join();
         }
     }
+}
+
+/// The health and metrics routes over the app in `slot`: `/health` and `/metrics` behind
+/// `guard` (a bearer-token check); the probes `/health/live` and `/health/ready` stay open.
+fn routes(
+    slot: Slot,
+    guard: impl FnOnce(axum::Router<Slot>) -> axum::Router<Slot>,
+) -> axum::Router {
+    let detailed = axum::Router::new()
+        .route("/health", get(full_health))
+        .route("/metrics", get(metrics));
+    guard(detailed)
+        .route("/health/live", get(live))
+        .route("/health/ready", get(ready))
+        .with_state(slot)
+}
+
+/// The health and metrics routes `mira serve --http` serves on its own port beside `/mcp`
+/// (none with `metrics.enabled: false`). `/health` and `/metrics` need `metrics.auth_token`
+/// when it is set, else one of the server's own tokens (`credentials`: `mcp.http.auth_token`,
+/// `mcp.http.tokens`) when it has any.
+pub fn beside_mcp(app: Arc<App>, credentials: Arc<Credentials>) -> Option<axum::Router> {
+    let config = &app.config;
+    if config.metrics.enabled == Some(false) {
+        return None;
+    }
+    let slot: Slot = Arc::new(OnceLock::from(app.clone()));
+    Some(match config.metrics.auth_token.as_deref() {
+        Some(t) if !t.is_empty() => routes(slot, |r| {
+            crate::bearer::protect(r, Some(t), "metrics.auth_token")
+        }),
+        _ => routes(slot, |r| crate::bearer::authenticate(r, credentials)),
+    })
 }
 
 fn json(status: StatusCode, body: &impl serde::Serialize) -> Response {

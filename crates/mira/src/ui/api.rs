@@ -10,8 +10,8 @@ use super::{identity, page};
 use crate::ops::metrics::MetricsSummary;
 use crate::usecases::access::Access;
 use crate::usecases::{
-    archive, causal, clear, edit, pin, recall, status, store, timeline, transfer, UseCaseError,
-    UseCaseResult,
+    archive, causal, clear, edit, link, pin, recall, status, store, timeline, transfer,
+    UseCaseError, UseCaseResult,
 };
 use crate::App;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
@@ -42,6 +42,8 @@ pub fn router(app: Arc<App>) -> axum::Router {
         .route("/archive", post(post_archive))
         .route("/restore", post(post_restore))
         .route("/pin", post(post_pin))
+        .route("/link", post(post_link))
+        .route("/unlink", post(post_unlink))
         .route("/edit", post(post_edit))
         .fallback(|| async {
             ApiError(
@@ -119,9 +121,12 @@ struct Overview {
     metrics: MetricsSummary,
     soul: bool,
     read_only: bool,
+    /// Whether the API needs a token (the page offers to change it only then).
+    token_required: bool,
     default_budget: u32,
     max_budget: u32,
     types: Vec<&'static str>,
+    relations: Vec<&'static str>,
 }
 
 async fn get_status(State(app): AppState, Extension(access): Caller) -> Answer {
@@ -131,12 +136,14 @@ async fn get_status(State(app): AppState, Extension(access): Caller) -> Answer {
             metrics: app.metrics.summary(),
             soul: app.config.soul.enabled,
             read_only: app.store.is_read_only(),
+            token_required: app.config.mcp.http.requires_token(),
             default_budget: app.config.allocator.default_budget,
             max_budget: recall::MAX_BUDGET,
             types: mira_core::MemoryType::ALL
                 .iter()
                 .map(|t| t.as_str())
                 .collect(),
+            relations: link::RELATIONS.iter().map(|r| r.as_str()).collect(),
         })
     })
     .await
@@ -229,13 +236,29 @@ fn required_id(id: Option<String>) -> Result<String, ApiError> {
     })
 }
 
+/// A memory's page. An address that names no memory is answered for the person reading the page
+/// (the use case's message names the MCP tools that list ids).
 async fn get_memory(
     State(app): AppState,
     Extension(access): Caller,
     q: Result<Query<IdQuery>, QueryRejection>,
 ) -> Answer {
     let id = required_id(q?.0.id)?;
-    run(app, move |app| page::memory_page(app, &access, &id)).await
+    if mira_core::memory::parse_id_ref(&id).is_err() {
+        return Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            format!("\u{201c}{id}\u{201d} is not a memory id: a memory's address ends with its id, 8 or more hexadecimal digits such as 81af6ada."),
+        ));
+    }
+    run(app, move |app| {
+        page::memory_page(app, &access, &id).map_err(|e| match e {
+            UseCaseError::NotFound(_) => UseCaseError::NotFound(format!(
+                "No memory has the id {id}: it may have been forgotten or cleared, or the address is mistyped."
+            )),
+            other => other,
+        })
+    })
+    .await
 }
 
 async fn get_graph(
@@ -389,6 +412,42 @@ async fn post_pin(
         pin::set_pinned(app, &access, &b.id, b.pinned)
     })
     .await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinkBody {
+    from: String,
+    to: String,
+    relation: Option<String>,
+}
+
+impl From<LinkBody> for link::LinkRequest {
+    fn from(b: LinkBody) -> Self {
+        link::LinkRequest {
+            from: b.from,
+            to: b.to,
+            relation: present(b.relation),
+        }
+    }
+}
+
+async fn post_link(
+    State(app): AppState,
+    Extension(access): Caller,
+    b: Result<Json<LinkBody>, JsonRejection>,
+) -> Answer {
+    let req = link::LinkRequest::from(b?.0);
+    run(app, move |app| link::link(app, &access, &req)).await
+}
+
+async fn post_unlink(
+    State(app): AppState,
+    Extension(access): Caller,
+    b: Result<Json<LinkBody>, JsonRejection>,
+) -> Answer {
+    let req = link::LinkRequest::from(b?.0);
+    run(app, move |app| link::unlink(app, &access, &req)).await
 }
 
 #[derive(Deserialize)]

@@ -12,6 +12,8 @@ use crate::webhooks::{EventKind, MemoryEvent};
 use crate::App;
 use chrono::{DateTime, Duration, Utc};
 use mira_core::memory::{Memory, MemoryId, MemoryType};
+use mira_core::render::short_id;
+use mira_core::text::plural;
 use mira_store::{ArchiveMatch, ArchivePlan, ArchiveRule};
 use serde::Serialize;
 use std::fmt::Write;
@@ -27,7 +29,7 @@ pub const MAX_IDS: usize = 1000;
 pub struct ArchiveRequest {
     /// Archive memories of every type older than this many days.
     pub older_than_days: Option<i64>,
-    /// Archive these memories (`<uuid>` or `T0:<uuid>`).
+    /// Archive these memories (short ids, longer prefixes, `<uuid>` or `T0:<uuid>`).
     pub ids: Vec<String>,
     /// Report what would be archived without changing anything.
     pub dry_run: bool,
@@ -36,7 +38,7 @@ pub struct ArchiveRequest {
 }
 
 /// One criterion of an archive run and how many memories it selected.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RuleCount {
     /// The type it applies to (every type when absent).
     pub memory_type: Option<MemoryType>,
@@ -47,7 +49,7 @@ pub struct RuleCount {
 }
 
 /// A memory archived (or restored).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ArchivedItem {
     /// Its id.
     pub id: MemoryId,
@@ -59,13 +61,14 @@ pub struct ArchivedItem {
     pub summary: String,
     /// When it was created (RFC 3339 in JSON).
     #[serde(serialize_with = "rfc3339")]
+    #[schemars(with = "String")]
     pub created_at: DateTime<Utc>,
     /// T0 tokens.
     pub tokens: u32,
 }
 
 /// What an archive run did (or, for a dry run, would do).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ArchiveOutcome {
     /// Whether nothing was changed.
     pub dry_run: bool,
@@ -82,7 +85,7 @@ pub struct ArchiveOutcome {
 }
 
 /// What an un-archive did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct UnarchiveOutcome {
     /// The memories restored to recall and the index.
     pub restored: Vec<ArchivedItem>,
@@ -292,12 +295,12 @@ fn type_label(t: MemoryType) -> &'static str {
 fn item_line(out: &mut String, i: &ArchivedItem) {
     let _ = writeln!(
         out,
-        "  [{}] {} ({}, {}) (ID: T0:{})",
+        "  {} [{}] {} ({}, {})",
+        short_id(i.id),
         i.memory_type,
         i.summary,
         i.wing,
         i.created_at.format("%Y-%m-%d"),
-        i.id
     );
 }
 
@@ -322,13 +325,13 @@ pub fn render_text(o: &ArchiveOutcome) -> String {
     }
     let _ = writeln!(
         out,
-        "{} {} tokens",
+        "{} {}",
         if o.dry_run {
             "Would free:"
         } else {
             "Total freed:"
         },
-        o.tokens_freed
+        plural(o.tokens_freed, "token", "tokens")
     );
     if !o.items.is_empty() {
         out.push_str(if o.dry_run {
@@ -341,7 +344,7 @@ pub fn render_text(o: &ArchiveOutcome) -> String {
         }
     }
     for id in &o.already_archived {
-        let _ = writeln!(out, "Already archived: T0:{id}");
+        let _ = writeln!(out, "Already archived: {}", short_id(*id));
     }
     let _ = writeln!(
         out,
@@ -354,12 +357,15 @@ pub fn render_text(o: &ArchiveOutcome) -> String {
 
 /// The text form of an un-archive.
 pub fn render_unarchive_text(o: &UnarchiveOutcome) -> String {
-    let mut out = format!("Unarchived {} memories:\n", o.restored.len());
+    let mut out = format!(
+        "Unarchived {}:\n",
+        plural(o.restored.len() as u64, "memory", "memories")
+    );
     for i in &o.restored {
         item_line(&mut out, i);
     }
     for id in &o.not_archived {
-        let _ = writeln!(out, "Not archived (unchanged): T0:{id}");
+        let _ = writeln!(out, "Not archived (unchanged): {}", short_id(*id));
     }
     out
 }

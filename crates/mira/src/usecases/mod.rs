@@ -6,6 +6,7 @@ pub mod causal;
 pub mod clear;
 pub mod edit;
 pub mod embed_missing;
+pub mod link;
 pub mod load;
 pub mod pin;
 pub mod recall;

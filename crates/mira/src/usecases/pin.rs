@@ -36,3 +36,13 @@ pub fn set_pinned(
     app.sync_index();
     Ok(PinOutcome { id, pinned })
 }
+
+/// `Pinned <short id>: shown in every recall of its wing` or `Unpinned <short id>`.
+pub fn render_text(o: &PinOutcome) -> String {
+    let id = mira_core::render::short_id(o.id);
+    if o.pinned {
+        format!("Pinned {id}: shown in every recall of its wing, marked pinned\n")
+    } else {
+        format!("Unpinned {id}\n")
+    }
+}

@@ -119,7 +119,7 @@ fn prepare(app: &App) -> UseCaseResult<()> {
 }
 
 /// SOUL's part of mira's status.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SoulState {
     /// Whether the soul_* tools are served (`soul.enabled`, `mira serve --with-soul`).
     pub enabled: bool,

@@ -367,7 +367,7 @@ fn short_ids_work_everywhere_and_ambiguous_prefixes_say_so() {
         "{err}"
     );
     // The whole id, hyphens optional, picks one; then the short prefix is unique again.
-    stdout(mira(dir.path()).args(["forget", "0a1b2c3d000040008000000000000002"]));
+    stdout(mira(dir.path()).args(["forget", "0a1b2c3d000040008000000000000002", "--yes"]));
     let left = stdout(mira(dir.path()).args(["load", "0a1b2c3d"]));
     assert!(left.contains("Imported fact number 0."), "{left}");
 }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 /// `mira ARGS` run in `cwd` with a fresh HOME and no storage override: the store is resolved
 /// as a new user's would be.
-fn as_new_user(home: &Path, cwd: &Path, args: &[&str]) -> Command {
+pub(crate) fn as_new_user(home: &Path, cwd: &Path, args: &[&str]) -> Command {
     let mut cmd = mira_command(cwd, args);
     cmd.env_remove("MIRA_STORAGE_PATH")
         .env_remove("MIRA_DATA_PATH")
@@ -24,7 +24,7 @@ fn as_new_user(home: &Path, cwd: &Path, args: &[&str]) -> Command {
     cmd
 }
 
-fn run_ok(cmd: &mut Command) -> String {
+pub(crate) fn run_ok(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
@@ -35,7 +35,7 @@ fn run_ok(cmd: &mut Command) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-fn git(repo: &Path, args: &[&str]) -> String {
+pub(crate) fn git(repo: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
         .current_dir(repo)

@@ -15,6 +15,7 @@ use mira::usecases::store::{store, StoreRequest};
 use mira::usecases::UseCaseError;
 use mira::App;
 use mira_core::memory::MemoryId;
+use mira_core::render::short_id;
 use mira_core::MemoryType;
 use mira_store::Scope;
 
@@ -150,8 +151,8 @@ fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
     );
     assert!(text.starts_with(&expected), "{text}");
     assert!(
-        text.contains(&format!("(ID: T0:{})", f.note.0))
-            && text.contains(&format!("(ID: T0:{})", f.debug.0)),
+        text.contains(&format!("\n  {} [session_note] ", short_id(f.note.0)))
+            && text.contains(&format!("\n  {} [debug_log] ", short_id(f.debug.0))),
         "{text}"
     );
     assert_eq!(out.tokens_freed, u64::from(f.note.1 + f.debug.1));
@@ -194,7 +195,7 @@ fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
         back.restored.iter().map(|i| i.id).collect::<Vec<_>>(),
         vec![f.note.0]
     );
-    assert!(render_unarchive_text(&back).starts_with("Unarchived 1 memories:\n"));
+    assert!(render_unarchive_text(&back).starts_with("Unarchived 1 memory:\n"));
     assert!(!archived(&app, f.note.0) && indexed(&app, f.note.0));
     assert!(recalled(&app, NOTE).contains(&f.note.0));
     assert!(lexical(&app, "roadmap hiring").contains(&f.note.0));
@@ -202,7 +203,7 @@ fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
     assert!(twice.restored.is_empty());
     assert_eq!(twice.not_archived, vec![f.note.0]);
     assert!(render_unarchive_text(&twice)
-        .contains(&format!("Not archived (unchanged): T0:{}", f.note.0)));
+        .contains(&format!("Not archived (unchanged): {}", short_id(f.note.0))));
 }
 
 #[test]
@@ -247,7 +248,7 @@ fn explicit_age_and_ids_replace_the_thresholds() {
         "{text}"
     );
     assert!(
-        text.contains(&format!("Already archived: T0:{}", f.decision.0)),
+        text.contains(&format!("Already archived: {}", short_id(f.decision.0))),
         "{text}"
     );
     assert!(archived(&app, f.recent.0) && !archived(&app, f.note.0) && !archived(&app, f.debug.0));

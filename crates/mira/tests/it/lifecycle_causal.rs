@@ -10,6 +10,7 @@ use mira::usecases::store::{store, StoreRequest};
 use mira::usecases::UseCaseError;
 use mira::App;
 use mira_core::memory::MemoryId;
+use mira_core::render::short_id;
 use mira_core::RelationType;
 
 fn put(app: &App, content: &str, wing: &str) -> MemoryId {
@@ -68,16 +69,20 @@ fn s9_s10_follow_up_chain_with_the_real_model() {
     assert!(of_b.consequences.is_none());
     let text = render_text(&of_b);
     assert!(
-        text.starts_with("=== CAUSAL CHAIN (Upstream) ===\nStart: ["),
+        text.starts_with(&format!(
+            "=== CAUSAL CHAIN (Upstream) ===\nStart: {} [",
+            short_id(b)
+        )),
         "{text}"
     );
     assert!(
-        text.contains(&format!("(ID: T0:{b})\n→ [decision] ")),
+        text.contains(&format!("\n→ {} [decision] ", short_id(a))),
         "{text}"
     );
     let date = Utc::now().format("%Y-%m-%d");
     let expected = format!(
-        "\n→ [decision] PostgreSQL ({date}) — triggered {:.2} (ID: T0:{a})\n",
+        "\n→ {} [decision] PostgreSQL ({date}) — triggered {:.2}\n",
+        short_id(a),
         step.confidence
     );
     assert!(text.contains(&expected), "{text}\nexpected {expected}");
@@ -90,11 +95,14 @@ fn s9_s10_follow_up_chain_with_the_real_model() {
     assert_eq!(cons[0].relation, RelationType::Triggered);
     let text = render_text(&of_a);
     assert!(
-        text.contains("(no causes recorded)\n\n=== CONSEQUENCES (Downstream) ===\n→ ["),
+        text.contains(&format!(
+            "(no causes recorded)\n\n=== CONSEQUENCES (Downstream) ===\n→ {} [",
+            short_id(b)
+        )),
         "{text}"
     );
     assert!(
-        text.contains(&format!("triggered {:.2} (ID: T0:{b})", cons[0].confidence)),
+        text.contains(&format!("— triggered {:.2}", cons[0].confidence)),
         "{text}"
     );
 
@@ -167,12 +175,13 @@ fn depth_is_bounded_and_validated() {
     assert_eq!(depth_of(&chain(&app, m[4], Some(10), false)).len(), 4);
     let text = render_text(&chain(&app, m[4], Some(3), false));
     assert!(
-        text.contains("\n→ [fact] ") && text.contains("\n  → [fact] "),
+        text.contains(&format!("\n→ {} [fact] ", short_id(m[3])))
+            && text.contains(&format!("\n  → {} [fact] ", short_id(m[2]))),
         "{text}"
     );
     assert!(
-        text.contains("\n    → [fact] ")
-            && text.contains(&format!("because 0.50 (ID: T0:{})", m[1])),
+        text.contains(&format!("\n    → {} [fact] ", short_id(m[1])))
+            && text.contains("— because 0.50"),
         "{text}"
     );
     let down = chain(&app, m[0], Some(2), true);

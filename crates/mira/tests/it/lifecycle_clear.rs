@@ -435,7 +435,10 @@ fn forget_removes_one_memory_everywhere_for_good() {
     assert_eq!((out.id, out.edges, out.tags), (b.id, 2, tags_b));
     let text = render_forget_text(&out);
     assert!(
-        text.starts_with(&format!("Forgot T0:{} ([fact] ", b.id)),
+        text.starts_with(&format!(
+            "Forgot {} ([fact] ",
+            mira_core::render::short_id(b.id)
+        )),
         "{text}"
     );
     assert!(

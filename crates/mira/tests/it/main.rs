@@ -8,12 +8,15 @@ mod bad_input;
 mod batch_ingest;
 mod bench;
 mod cli;
+#[cfg(unix)]
+mod client_snippets;
 mod common;
 mod concurrency;
 mod context_block;
 #[cfg(unix)]
 mod crash_harness;
 mod eval_locomo;
+mod first_day;
 mod first_hour;
 mod lifecycle_archive;
 mod lifecycle_causal;
@@ -25,6 +28,7 @@ mod mcp_http;
 mod mcp_stdio;
 mod module_graph;
 mod ops_http;
+mod output_schema;
 mod pg_connect;
 #[path = "../../../mira-store/tests/it/pg_server.rs"]
 mod pg_server;
@@ -33,6 +37,9 @@ mod privacy;
 mod recall_usecase;
 mod redaction;
 mod scoped_tokens;
+mod setup_script;
+#[path = "../../../mira-store/tests/it/shared_dir.rs"]
+mod shared_dir;
 mod soul_mcp;
 mod soul_status;
 mod store_usecase;

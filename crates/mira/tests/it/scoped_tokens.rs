@@ -414,6 +414,30 @@ fn scenario(db: &Db) {
         None,
         "clear without the right",
     );
+    // Links: made in the wings a token writes; removed only with the right to remove.
+    let link = json!({"from": b_old, "to": b1});
+    refused(
+        &attempt("mira_link", &mut alice, link.clone()),
+        "alice",
+        Some("team-b"),
+        "link",
+    );
+    ok(
+        attempt("mira_link", &mut bob, link.clone()),
+        "bob links in his wing",
+    );
+    refused(
+        &attempt("mira_unlink", &mut bob, link.clone()),
+        "bob",
+        None,
+        "unlink without the right",
+    );
+    refused(
+        &attempt("mira_unlink", &mut alice, link.clone()),
+        "alice",
+        Some("team-b"),
+        "unlink",
+    );
     refused(
         &attempt("mira_forget", &mut alice, json!({"id": b1})),
         "alice",

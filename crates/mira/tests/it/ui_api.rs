@@ -126,6 +126,10 @@ fn the_api_needs_the_token_and_refuses_cross_site_and_foreign_host_requests() {
     assert_eq!(status, 200, "{s}");
     assert_eq!(s["status"]["memories"], 0, "{s}");
     assert_eq!(s["soul"], false);
+    assert_eq!(
+        s["token_required"], true,
+        "the page offers to change the token"
+    );
     let (status, e) = read("soul?agent=ada");
     assert_eq!(status, 404, "{e}");
     assert!(says(&e, "--with-soul"), "{e}");
@@ -212,8 +216,22 @@ fn the_api_needs_the_token_and_refuses_cross_site_and_foreign_host_requests() {
     let (status, e) = read("recall?query=port&budget=0");
     assert_eq!(status, 400, "{e}");
     assert!(says(&e, "1 to 100000"), "{e}");
-    let (status, e) = read("memory?id=00000000-0000-4000-8000-000000000000");
-    assert_eq!(status, 404, "{e}");
+    // The page of an id that names no memory speaks to the person reading it, not in the
+    // tools' terms.
+    for (path, status_wanted, says_what) in [
+        (
+            "memory?id=00000000-0000-4000-8000-000000000000",
+            404,
+            "may have been forgotten",
+        ),
+        ("memory?id=deadbeef", 404, "No memory has the id deadbeef"),
+        ("memory?id=not-an-id", 400, "is not a memory id"),
+    ] {
+        let (status, e) = read(path);
+        assert_eq!(status, status_wanted, "{path}: {e}");
+        assert!(says(&e, says_what), "{path}: {e}");
+        assert!(!e.to_string().contains("mira_"), "{path}: {e}");
+    }
     let (status, e) = json_of(
         post(&http, api("pin"), &json!({"id": id}))
             .header(AUTHORIZATION, &bearer)

@@ -2,17 +2,19 @@
 //!
 //! Section costs come from the catalog (computed when each memory was stored); only memories
 //! without valid stored costs (an older render format, or superseded since: their header names
-//! the successor) are read and measured here. Content and fingerprints are read for the
-//! selected memories alone, in one query, and their sections printed at the cost the allocator
-//! paid for them: no tokenizer runs on this path but for the frame's few short lines.
+//! the successor) are read and measured here. A pinned memory's sections cost the pinned mark
+//! more. Content and fingerprints are read for the selected memories alone, in one query, and
+//! their sections printed at the cost the allocator paid for them: no tokenizer runs on this
+//! path but for the frame's few short lines.
 
 use super::{why, Candidate, Order, RecalledItem};
+use crate::usecases::{UseCaseError, UseCaseResult};
 use crate::App;
-use mira_core::allocate::{self, AllocCandidate, AllocParams};
+use mira_core::allocate::{self, AllocCandidate, AllocParams, ModeCosts, Selection, NOT_OFFERED};
 use mira_core::memory::{Memory, MemoryId};
 use mira_core::render::{self, Frame, Placed};
 use mira_store::index::unit_cosine;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The block, its items (in display order) and its cost in tokens.
 pub(super) struct Context {
@@ -40,15 +42,32 @@ fn alloc_params(app: &App, candidates: usize) -> AllocParams {
     }
 }
 
+/// `costs` with the pinned mark added to each offered mode.
+fn with_pin_mark(costs: ModeCosts) -> ModeCosts {
+    let mark = render::pin_mark_cost();
+    let add = |c: u32| if c == NOT_OFFERED { c } else { c + mark };
+    ModeCosts {
+        header: add(costs.header),
+        fingerprint: add(costs.fingerprint),
+        verbatim: add(costs.verbatim),
+    }
+}
+
+/// The line saying which pinned memories did not fit the budget.
+fn left_out_notice(ids: &[MemoryId]) -> String {
+    let ids: Vec<String> = ids.iter().map(|id| render::short_id(*id)).collect();
+    format!("Pinned, left out for lack of budget: {}.", ids.join(", "))
+}
+
 /// Chooses what of `cands` (in relevance order) fits `frame.budget`, frame included, and
-/// renders the block in `order`.
+/// renders the block in `order`. When candidates exist but not one fits, the error says the
+/// smallest budget that shows one; a pinned memory that does not fit is named under the query.
 pub(super) fn build(
     app: &App,
     frame: &Frame<'_>,
     cands: &[Candidate],
     order: Order,
-) -> anyhow::Result<Context> {
-    let reserve = frame.reserve(cands.len());
+) -> UseCaseResult<Context> {
     let needs_costs: Vec<MemoryId> = cands
         .iter()
         .filter(|c| c.card.costs.is_none() || c.card.superseded_by.is_some())
@@ -63,10 +82,15 @@ pub(super) fn build(
             let at =
                 chrono::DateTime::from_timestamp_millis(c.card.created_at_ms).unwrap_or_default();
             let day = render::day_number(at);
+            // A memory gone since the catalog was read costs nothing and is skipped below.
+            let costs = fresh.or(c.card.costs).unwrap_or_default();
             AllocCandidate {
                 relevance: c.relevance,
-                // A memory gone since the catalog was read costs nothing and is skipped below.
-                costs: fresh.or(c.card.costs).unwrap_or_default(),
+                costs: if c.card.pinned {
+                    with_pin_mark(costs)
+                } else {
+                    costs
+                },
                 header_only: c.card.superseded_by.is_some(),
                 pinned: c.card.pinned,
                 day,
@@ -76,33 +100,116 @@ pub(super) fn build(
             }
         })
         .collect();
-    let selections = allocate::allocate(
-        &alloc,
-        frame.budget.saturating_sub(reserve),
-        &alloc_params(app, cands.len()),
-        &mut |i, j| unit_cosine(&cands[i].embedding, &cands[j].embedding),
-    );
+    let params = alloc_params(app, cands.len());
+    // Every pinned candidate, named: the most the line naming those left out can cost.
+    let pinned: Vec<MemoryId> = cands
+        .iter()
+        .filter(|c| c.card.pinned)
+        .map(|c| c.card.id)
+        .collect();
+    let mut reserving = frame.notices.to_vec();
+    if !pinned.is_empty() {
+        reserving.push(left_out_notice(&pinned));
+    }
+    // The memories shown at `budget` and the frame's lines. Pinned memories the budget cannot
+    // hold are named under the query; that line takes budget too, so the choice is then made
+    // again leaving room for it naming every pinned candidate (each id costs its own tokens:
+    // naming fewer never costs more).
+    let choose = |budget: u32| -> (Vec<Selection>, Vec<String>) {
+        let at = |notices: &[String]| {
+            let f = Frame {
+                budget,
+                notices,
+                ..*frame
+            };
+            allocate::allocate(
+                &alloc,
+                budget.saturating_sub(f.reserve(cands.len())),
+                &params,
+                &mut |i, j| unit_cosine(&cands[i].embedding, &cands[j].embedding),
+            )
+        };
+        let mut notices = frame.notices.to_vec();
+        let mut selections = at(&notices);
+        if !left_out_pinned(cands, &selections).is_empty() {
+            selections = at(&reserving);
+            let left_out = left_out_pinned(cands, &selections);
+            if !left_out.is_empty() {
+                notices.push(left_out_notice(&left_out));
+            }
+        }
+        (selections, notices)
+    };
+    let (selections, notices) = choose(frame.budget);
+    let frame = Frame {
+        notices: &notices,
+        ..*frame
+    };
+    if selections.is_empty() && !cands.is_empty() {
+        // A larger budget never shows less: the smallest that shows a memory lies between
+        // this one and one that holds the first memory's header with every line reserved.
+        let reserved = Frame {
+            notices: &reserving,
+            ..frame
+        };
+        if let Some(enough) = enough_budget(&reserved, &alloc, cands.len()) {
+            let (mut lo, mut hi) = (frame.budget, enough);
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if choose(mid).0.is_empty() {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            return Err(too_small(
+                frame.budget,
+                hi,
+                "the block's own lines and its first memory as a one-line header",
+                app,
+            ));
+        }
+    }
+    if cands.is_empty() {
+        let frame_only = render::context_block(&frame, &[]).1;
+        if frame_only > frame.budget {
+            return Err(too_small(
+                frame.budget,
+                frame_only,
+                "the block's own lines",
+                app,
+            ));
+        }
+    }
     let missing: Vec<MemoryId> = selections
         .iter()
         .map(|s| cands[s.index].card.id)
         .filter(|id| !memories.contains_key(id))
         .collect();
     memories.extend(app.store.memories(&missing)?);
-    let mut chosen: Vec<(&Candidate, &Memory, allocate::Selection)> = selections
+    let mut chosen: Vec<(&Candidate, &Memory, Selection)> = selections
         .iter()
         .filter_map(|s| {
             let c = &cands[s.index];
             Some((c, memories.get(&c.card.id)?, *s))
         })
         .collect();
-    if order == Order::Time {
-        chosen.sort_by_key(|(c, m, _)| (m.created_at, c.card.key));
+    match order {
+        Order::Time => chosen.sort_by_key(|(c, m, _)| (m.created_at, c.card.key)),
+        Order::Relevance => {
+            let times: Vec<_> = chosen.iter().map(|(_, m, _)| m.created_at).collect();
+            let mut by_relevance: Vec<Option<_>> = chosen.into_iter().map(Some).collect();
+            chosen = render::by_day(&times)
+                .into_iter()
+                .filter_map(|i| by_relevance.get_mut(i).and_then(Option::take))
+                .collect();
+        }
     }
     let mut sections = Vec::with_capacity(chosen.len());
     let mut items = Vec::with_capacity(chosen.len());
     for (c, m, s) in chosen {
         // The allocator's cost: the section's token count, stored with the memory.
-        let (text, tokens) = (render::section_text(s.mode, m), s.cost);
+        let (text, tokens) = (render::section_text(s.mode, m, c.card.pinned), s.cost);
         items.push(RecalledItem {
             id: m.id,
             short_id: render::short_id(m.id),
@@ -133,13 +240,53 @@ pub(super) fn build(
             cost: tokens,
         });
     }
-    let (mut text, mut used) = render::context_block(frame, &sections);
+    let (mut text, mut used) = render::context_block(&frame, &sections);
     // The allocator kept the sections within the budget less the frame's largest cost; this
     // only guards that bound.
     while used > frame.budget && !sections.is_empty() {
         sections.pop();
         items.pop();
-        (text, used) = render::context_block(frame, &sections);
+        (text, used) = render::context_block(&frame, &sections);
     }
     Ok(Context { items, text, used })
+}
+
+/// The pinned candidates the selections leave out, in relevance order.
+fn left_out_pinned(cands: &[Candidate], selections: &[Selection]) -> Vec<MemoryId> {
+    let shown: HashSet<usize> = selections.iter().map(|s| s.index).collect();
+    cands
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| c.card.pinned && !shown.contains(i))
+        .map(|(_, c)| c.card.id)
+        .collect()
+}
+
+/// A budget at which the allocator shows the memory it takes first (the first pinned one, else
+/// the most relevant): `frame` (with room for the line naming pinned memories left out, when
+/// there are pinned ones), its day line and its header; `None` when `frame.budget` already
+/// holds that (nothing was shown for another reason).
+fn enough_budget(frame: &Frame<'_>, alloc: &[AllocCandidate], count: usize) -> Option<u32> {
+    let first = alloc
+        .iter()
+        .find(|c| c.pinned)
+        .or_else(|| alloc.iter().find(|c| !c.relevance.is_nan()))?;
+    // The title prints the budget: a larger one can cost a token more (a fixed point).
+    let mut need = frame.budget;
+    for _ in 0..4 {
+        let at = Frame {
+            budget: need,
+            ..*frame
+        };
+        need = need.max(at.reserve(count) + first.day_cost + first.costs.header);
+    }
+    (need > frame.budget).then_some(need)
+}
+
+/// The refusal of a budget too small for `what`, which takes `need` tokens.
+fn too_small(budget: u32, need: u32, what: &str, app: &App) -> UseCaseError {
+    UseCaseError::Invalid(format!(
+        "budget {budget} is too small: {what} take {need} tokens; give a budget of at least {need} (whole memories need more; the default is {})",
+        app.config.allocator.default_budget
+    ))
 }

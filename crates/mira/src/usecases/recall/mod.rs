@@ -23,6 +23,7 @@ use mira_core::lexical::Bm25Params;
 use mira_core::memory::MemoryId;
 use mira_core::rank::RankParams;
 use mira_core::render::Frame;
+pub use mira_core::render::Surface;
 use mira_store::index::{Card, VectorIndexManager};
 use mira_store::Scope;
 use retrieve::{rank, RankInput};
@@ -58,13 +59,16 @@ pub struct RecallRequest {
     pub rank: Option<RankParams>,
     /// The order of the memories in the block.
     pub order: Order,
+    /// Who reads the block (its closing line names their way to load a memory).
+    pub surface: Surface,
 }
 
 /// The order of the memories in the context block.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Order {
-    /// Most relevant first (pinned memories before all).
+    /// Grouped by day, the day of the most relevant memory first (pinned memories before
+    /// all), each day's memories most relevant first.
     #[default]
     Relevance,
     /// Oldest first.
@@ -78,14 +82,14 @@ impl std::str::FromStr for Order {
             "relevance" => Ok(Order::Relevance),
             "time" => Ok(Order::Time),
             other => Err(format!(
-                "order '{other}' is not known: use relevance (most relevant first) or time (oldest first)"
+                "order '{other}' is not known: use relevance (the most relevant day first) or time (oldest first)"
             )),
         }
     }
 }
 
 /// One memory in the recalled context.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RecalledItem {
     /// Its id.
     pub id: MemoryId,
@@ -116,7 +120,7 @@ pub struct RecalledItem {
 }
 
 /// The result of a recall.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RecallOutcome {
     /// The query.
     pub query: String,
@@ -143,7 +147,7 @@ pub struct RecallOutcome {
     /// Whether the ranking had no query embedding (no model installed): BM25 alone, and the
     /// block says so under the query.
     pub lexical_only: bool,
-    /// Time spent, in milliseconds.
+    /// Time spent, in milliseconds (to the microsecond).
     pub millis: f64,
 }
 
@@ -454,21 +458,20 @@ pub fn recall_with(
     } = ranked(app, req, mode)?;
     let ranking = cands.iter().map(|c| c.card.id).collect();
     let relevances = cands.iter().map(|c| c.relevance).collect();
+    let notices = if lexical_only {
+        vec![LEXICAL_ONLY_NOTICE.to_owned()]
+    } else {
+        Vec::new()
+    };
     let frame = Frame {
         query: &req.query,
         budget,
         wing: fallback_wing.as_deref().or(req.wing.as_deref()),
         fallback: fallback_wing.is_some(),
-        instructions: app.config.recall.instructions && budget >= INSTRUCTIONS_MIN_BUDGET,
-        notice: lexical_only.then_some(LEXICAL_ONLY_NOTICE),
+        instructions: (app.config.recall.instructions && budget >= INSTRUCTIONS_MIN_BUDGET)
+            .then_some(req.surface),
+        notices: &notices,
     };
-    let smallest = frame.reserve(1);
-    if smallest > budget {
-        return Err(UseCaseError::Invalid(format!(
-            "budget {budget} is too small: the context block's own lines take up to {smallest} tokens; give a budget of at least {} to get a memory back",
-            smallest + 20
-        )));
-    }
     let context::Context { items, text, used } = context::build(app, &frame, &cands, req.order)?;
     Ok(RecallOutcome {
         query: req.query.clone(),
@@ -482,6 +485,6 @@ pub fn recall_with(
         relevances,
         text,
         lexical_only,
-        millis: started.elapsed().as_secs_f64() * 1000.0,
+        millis: (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
     })
 }

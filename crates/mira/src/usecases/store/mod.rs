@@ -48,7 +48,7 @@ pub struct StoreRequest {
 }
 
 /// A causal link created by a store.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct LinkOutcome {
     /// The earlier memory.
     pub target: MemoryId,
@@ -59,7 +59,7 @@ pub struct LinkOutcome {
 }
 
 /// What a store did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StoreOutcome {
     /// The memory's id (the existing one for an exact duplicate).
     pub id: MemoryId,
@@ -73,6 +73,9 @@ pub struct StoreOutcome {
     pub room: String,
     /// Facts found in the fingerprint.
     pub facts: u32,
+    /// Those facts on one line (what recall shows of the memory when its text does not fit),
+    /// when there are any.
+    pub facts_text: Option<String>,
     /// cl100k tokens of the content.
     pub tokens: u32,
     /// The most similar earlier memory when it is a near duplicate.
@@ -222,6 +225,7 @@ fn new_memory(
         wing: p.memory.wing.clone(),
         room: p.memory.room.clone(),
         facts: p.memory.fingerprint.fact_count(),
+        facts_text: render::facts_line(&p.memory),
         tokens: p.memory.token_count,
         near_duplicate_of: near,
         links: links.clone(),
@@ -272,6 +276,7 @@ fn existing_copy(reads: &dyn MemoryReads, p: &Prepared) -> UseCaseResult<Option<
         .get(id, Parts::NONE)?
         .with_context(|| format!("memory {id} vanished during a store"))?;
     let facts = existing.fact_count();
+    let facts_text = render::facts_line(&existing.memory);
     let m = existing.memory;
     Ok(Some(StoreOutcome {
         id,
@@ -280,6 +285,7 @@ fn existing_copy(reads: &dyn MemoryReads, p: &Prepared) -> UseCaseResult<Option<
         wing: m.wing,
         room: m.room,
         facts,
+        facts_text,
         tokens: m.token_count,
         near_duplicate_of: None,
         links: vec![],
@@ -373,44 +379,53 @@ fn announce(app: &App, new: &NewMemory) {
 pub fn render_text(o: &StoreOutcome) -> String {
     use std::fmt::Write;
     let mut out = format!(
-        "{}: {}\nType: {}\nWing: {}\nRoom: {}\nFacts: {}\nTokens: {}\n",
+        "{}: {}\nType: {}\nWing: {}\nRoom: {}\n",
         if o.stored {
             "Stored"
         } else {
             "Duplicate (already stored)"
         },
-        o.id,
+        render::short_id(o.id),
         o.memory_type,
         o.wing,
         o.room,
-        o.facts,
-        o.tokens
     );
+    match &o.facts_text {
+        Some(f) => {
+            let _ = writeln!(out, "Facts: {} extracted\n  {f}", o.facts);
+        }
+        None => out.push_str(
+            "Facts: 0 (none extracted: recall shows the text itself, or a one-line header when it does not fit)\n",
+        ),
+    }
+    let _ = writeln!(out, "Tokens: {}", o.tokens);
     if let Some(n) = o.near_duplicate_of {
-        let _ = writeln!(out, "Near duplicate of: T0:{n}");
+        let _ = writeln!(out, "Near duplicate of: {}", render::short_id(n));
     }
     for l in &o.links {
         let _ = writeln!(
             out,
-            "Link: T0:{} --{}--> this ({:.2})",
-            l.target, l.relation, l.confidence
+            "Link: {} --{}--> this ({:.2})",
+            render::short_id(l.target),
+            l.relation,
+            l.confidence
         );
     }
     for s in &o.superseded {
-        let _ = writeln!(out, "Supersedes: T0:{s}");
+        let _ = writeln!(out, "Supersedes: {}", render::short_id(*s));
     }
     for r in &o.retracted {
+        let short = render::short_id(*r);
         let _ = writeln!(
             out,
-            "Retracted: T0:{r} (archived: hidden from recall; `mira restore {}` brings it back)",
-            render::short_id(*r)
+            "Retracted: {short} (archived: hidden from recall; `mira restore {short}` brings it back)",
         );
     }
     if o.redacted > 0 {
         let _ = writeln!(
             out,
-            "Redacted: {} secret(s) replaced by [REDACTED:<kind>] (storage.redact_secrets)",
-            o.redacted
+            "Redacted: {} replaced by [REDACTED:<kind>] (storage.redact_secrets)",
+            mira_core::text::plural(u64::from(o.redacted), "secret", "secrets")
         );
     }
     if o.stored && !o.embedded {

@@ -78,7 +78,7 @@ pub struct ImportReport {
     pub without_vector: u64,
     /// Memories already in the store (same id, or same content in the same wing): skipped.
     pub duplicates: u64,
-    /// Causal edges and supersessions now in the store.
+    /// Causal edges and supersessions written (those already in the store not counted).
     pub links: u64,
     /// Relations dropped because their other memory is in neither the file nor the store.
     pub dangling_links: u64,
@@ -345,7 +345,7 @@ impl<'s, 'a> Import<'s, 'a> {
 }
 
 /// The writing side: each window in one transaction with the relations whose two memories
-/// exist, then indexed. Returns (memories written, relations resolved, relations left).
+/// exist, then indexed. Returns (memories written, relations written, relations left).
 fn restore_windows(app: &App, windows: Receiver<Window>) -> UseCaseResult<(u64, u64, u64)> {
     let (mut imported, mut links) = (0u64, 0u64);
     let mut relations: Vec<Relation> = Vec::new();
@@ -358,9 +358,8 @@ fn restore_windows(app: &App, windows: Receiver<Window>) -> UseCaseResult<(u64, 
         imported += window.memories.len() as u64;
         app.sync_index();
         let mut resolved = out.resolved.into_iter();
-        let before = relations.len();
         relations.retain(|_| !resolved.next().unwrap_or(false));
-        links += (before - relations.len()) as u64;
+        links += out.added;
     }
     Ok((imported, links, relations.len() as u64))
 }
