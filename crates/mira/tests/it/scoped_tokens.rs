@@ -183,7 +183,10 @@ fn scenario(db: &Db) {
         dir.path(),
         &["serve", "--http", "127.0.0.1:0", "--with-soul", "--config"],
     );
-    cmd.arg(&config).envs(db.env());
+    // Health and metrics on the server's port (the helpers turn them off by default).
+    cmd.arg(&config)
+        .envs(db.env())
+        .env_remove("MIRA_METRICS_ENABLED");
     let server = HttpServer::spawn_command(cmd);
     let name = db.name();
 
@@ -193,6 +196,20 @@ fn scenario(db: &Db) {
         .to_string(),
     );
     assert_eq!(unauthenticated.status, 401, "{}", unauthenticated.body);
+    // Health and metrics beside /mcp take any of the server's tokens; the probes stay open.
+    let ops = |path: &str, token: Option<&str>| {
+        let base = server.url.trim_end_matches("/mcp").to_owned();
+        let req = reqwest::blocking::Client::new().get(format!("{base}{path}"));
+        let req = match token {
+            Some(t) => req.bearer_auth(t),
+            None => req,
+        };
+        req.send().unwrap().status().as_u16()
+    };
+    assert_eq!(ops("/metrics", None), 401, "{name}");
+    assert_eq!(ops("/metrics", Some("not-a-token")), 401, "{name}");
+    assert_eq!(ops("/metrics", Some(&t.bob)), 200, "{name}");
+    assert_eq!(ops("/health/live", None), 200, "{name}");
     let mut admin = client(&server, &t.admin);
     let mut alice = client(&server, &t.alice);
     let mut bob = client(&server, &t.bob);
