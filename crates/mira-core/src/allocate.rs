@@ -99,9 +99,10 @@ fn fitting_mode(c: &AllocCandidate, room: u32, header_only: bool) -> Option<Rend
 
 /// Selects memories for `budget` tokens from `cands`, given in relevance order.
 /// `similarity(a, b)` is the similarity in [0, 1] of candidates `a` and `b` (NaN counts as 0).
-/// Returns the pinned selections first, then the others, each group in input order; their
-/// costs and headings (one day line per distinct day) sum to at most `budget`. A pinned
-/// candidate absent from the result did not fit the budget even as a header.
+/// Returns the pinned selections first (those that fit the pinned share, then those shown as
+/// headers beyond it, each in input order), then the others in input order; their costs and
+/// headings (one day line per distinct day, paid by its first selection) sum to at most
+/// `budget`. A pinned candidate absent from the result did not fit the budget even as a header.
 pub fn allocate(
     cands: &[AllocCandidate],
     budget: u32,

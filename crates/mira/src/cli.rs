@@ -951,6 +951,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Status { json } => {
             let (config, source) = Config::load(cli.config.as_deref())?;
             if !config.store_exists() {
+                for w in config.retired_key_warnings() {
+                    tracing::warn!("{w}");
+                }
                 let s = usecases::status::no_store(&config, &source);
                 if *json {
                     print_json(&s)?;

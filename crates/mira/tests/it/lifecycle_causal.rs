@@ -81,7 +81,7 @@ fn s9_s10_follow_up_chain_with_the_real_model() {
     );
     let date = Utc::now().format("%Y-%m-%d");
     let expected = format!(
-        "\n→ {} [decision] PostgreSQL ({date}) — triggered {:.2}\n",
+        "\n→ {} [decision] PostgreSQL: main database ({date}) — triggered {:.2}\n",
         short_id(a),
         step.confidence
     );

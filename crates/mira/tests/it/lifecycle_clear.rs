@@ -283,7 +283,7 @@ fn room_then_wing_scope_clear_only_what_they_name_also_after_a_restart() {
     assert_eq!((out.memories, out.edges, out.tags), (1, 1, tags_a));
     assert_eq!(out.ids, vec![a.id]);
     assert!(render_text(&out).starts_with(
-        "Cleared 1 memories in wing 'w1' / room 'decisions'.\nDeleted: 1 memories, 1 causal edges"
+        "Cleared 1 memory in wing 'w1' / room 'decisions'.\nDeleted: 1 memory, 1 causal edge"
     ));
     assert_gone(&app, &[&a], &[&b, &c, &d]);
     assert_eq!(app.store.stats().unwrap().edges, 2);

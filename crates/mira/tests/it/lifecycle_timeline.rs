@@ -159,12 +159,18 @@ fn text_form_follows_the_reference() {
         .unwrap(),
     );
     assert!(
-        room.starts_with("=== TIMELINE: alpha ===\nRoom: facts\n\n[2024-03-01 13:00] fact: "),
+        room.starts_with(&format!(
+            "=== TIMELINE: alpha ===\nRoom: facts\n\n[2024-03-01 13:00] {sb} fact: "
+        )),
         "{room}"
     );
     let all = render_text(&timeline(&app, &Access::local(), &TimelineRequest::default()).unwrap());
     assert!(
-        all.starts_with("=== TIMELINE: all wings ===\n\n[2024-03-01 15:00] beta | fact: "),
+        all.starts_with("=== TIMELINE: all wings ===\n\n[2024-03-01 15:00] ")
+            && all
+                .lines()
+                .nth(2)
+                .is_some_and(|l| l.ends_with(" beta | fact: The cache TTL is 300 seconds.")),
         "{all}"
     );
     let paged = render_text(

@@ -121,6 +121,14 @@ fn calls(first: &str, second: &str) -> Vec<(&'static str, Value)> {
             "soul_patch",
             json!({"agent_id": "ada", "formality_level": 0.8, "add_catch_phrases": ["Indeed."]}),
         ),
+        (
+            "mira_link",
+            json!({"from": first, "to": second, "relation": "resolves"}),
+        ),
+        (
+            "mira_unlink",
+            json!({"from": first, "to": second, "relation": "resolves"}),
+        ),
         ("mira_forget", json!({"id": second})),
         (
             "mira_clear_memory",
@@ -141,7 +149,7 @@ fn every_tool_declares_an_output_schema_its_results_match() {
     let mut client = StdioClient::spawn(dir.path(), &["serve", "--with-soul"]);
     client.initialize();
     let schemas = OutputSchemas::of(&mut client);
-    assert!(schemas.by_tool.len() >= 17, "{:?}", schemas.by_tool.keys());
+    assert!(schemas.by_tool.len() >= 19, "{:?}", schemas.by_tool.keys());
 
     let mut store = |content: &str, wing: &str| {
         let r = client.call_tool("mira_store", json!({"content": content, "wing": wing}));

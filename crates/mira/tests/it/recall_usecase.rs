@@ -118,7 +118,8 @@ fn small_budgets_are_never_exceeded() {
             assert!(!out.items.is_empty(), "budget {budget}:\n{}", out.text);
         }
     }
-    assert!(smallest_ok.is_some_and(|b| b <= 40), "{smallest_ok:?}");
+    // Below the frame and one memory's header the budget is refused (never an empty block).
+    assert!(smallest_ok.is_some_and(|b| b <= 60), "{smallest_ok:?}");
 }
 
 #[test]

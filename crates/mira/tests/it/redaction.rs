@@ -35,7 +35,7 @@ fn secrets_are_redacted_before_anything_is_stored() {
     assert!(out.stored);
     assert_eq!(out.redacted, 2);
     assert!(
-        render_text(&out).contains("Redacted: 2 secret(s)"),
+        render_text(&out).contains("Redacted: 2 secrets replaced"),
         "{}",
         render_text(&out)
     );
