@@ -80,8 +80,6 @@ fn calls(first: &str, second: &str) -> Vec<(&'static str, Value)> {
             json!({"id": second, "include_consequences": true}),
         ),
         ("mira_causal_chain", json!({"id": first})),
-        ("mira_link", json!({"from": first, "to": second})),
-        ("mira_unlink", json!({"from": first, "to": second})),
         ("mira_archive", json!({"dry_run": true})),
         ("mira_archive", json!({"ids": [first]})),
         ("mira_archive", json!({"restore": [first]})),
