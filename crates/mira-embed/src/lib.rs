@@ -47,6 +47,12 @@
 //! `onnxruntime` wheel. A missing file is reported as [`EmbedError::ModelMissing`], whose
 //! message names the file and the script.
 //!
+//! # Privacy
+//!
+//! Nothing leaves the machine: ONNX Runtime's telemetry is turned off before the library loads
+//! ([`disable_telemetry`], which programs should call first thing in `main`), and again through
+//! its API once loaded.
+//!
 //! # Other embedders
 //!
 //! - [`HashEmbedder`]: deterministic hashed bag of words, for tests that need
@@ -70,7 +76,7 @@ pub use error::EmbedError;
 pub use hash::HashEmbedder;
 pub use minilm::{missing_file, MiniLm, MAX_TOKENS};
 pub use options::{ModelOptions, Precision, DEFAULT_BATCH_SIZE};
-pub use runtime::LIBRARY_FILE;
+pub use runtime::{disable_telemetry, LIBRARY_FILE, TELEMETRY_VARIABLE};
 
 /// Name of the default sentence-embedding model.
 pub const DEFAULT_MODEL_NAME: &str = "all-MiniLM-L6-v2";

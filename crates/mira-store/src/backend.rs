@@ -162,8 +162,9 @@ pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
     /// `model`), oldest first.
     fn without_embedding(&self, model: &str, limit: usize) -> Result<Vec<Unembedded>>;
 
-    /// How many memories have no embedding of `model` (none, or one another model made).
-    fn count_without_embedding(&self, model: &str) -> Result<u64>;
+    /// How many memories (of `wings`, or of every wing) have no embedding of `model` (none,
+    /// or one another model made).
+    fn count_without_embedding(&self, model: &str, wings: Option<&[String]>) -> Result<u64>;
 
     /// Stores the embeddings `model` computed for memories that had none of it, in one
     /// transaction, replacing those of another model. A memory deleted meanwhile, or embedded
@@ -171,7 +172,13 @@ pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
     fn set_embeddings(&self, model: &str, vectors: &[(MemoryId, Vec<f32>)]) -> Result<usize>;
 
     /// Counts for `mira status`.
-    fn stats(&self) -> Result<StoreStats>;
+    fn stats(&self) -> Result<StoreStats> {
+        self.stats_in(None)
+    }
+
+    /// Counts for `mira status` over the memories of `wings` (every wing when `None`): edges
+    /// and tags are those of these memories.
+    fn stats_in(&self, wings: Option<&[String]>) -> Result<StoreStats>;
 
     /// The distinct wings, sorted.
     fn wings(&self) -> Result<Vec<String>>;

@@ -6,6 +6,8 @@
 )]
 
 use crate::config::Config;
+use crate::serving::Exposure;
+use crate::usecases::access::Access;
 use crate::usecases::{self, store::StoreRequest, UseCaseError};
 use crate::App;
 use anyhow::{Context, Result};
@@ -93,6 +95,11 @@ pub enum Command {
         /// metrics.prometheus_addr, 127.0.0.1:9090); with --http they are on the server's port.
         #[arg(long, value_name = "ADDR", num_args = 0..=1)]
         metrics: Option<Option<String>>,
+        /// Listen on an address other hosts can reach even without a token (only behind your
+        /// own proxy that authenticates every request: anyone reaching mira could read and
+        /// delete every memory).
+        #[arg(long)]
+        insecure_no_auth: bool,
     },
     /// Apply pending database migrations and print the schema version.
     Migrate,
@@ -415,12 +422,23 @@ pub enum Command {
     },
     /// Open the memory browser: a local web page to search, read and fix the memories.
     Ui {
-        /// Listen on ADDR (IP:PORT or a port on 127.0.0.1); another host needs mcp.http.auth_token.
+        /// Listen on ADDR (IP:PORT or a port on 127.0.0.1); another host needs a token
+        /// (mcp.http.auth_token or mcp.http.tokens).
         #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8766")]
         addr: String,
         /// Also show SOUL identities (as soul.enabled: true).
         #[arg(long)]
         with_soul: bool,
+        /// Listen on an address other hosts can reach even without a token (only behind your
+        /// own proxy that authenticates every request).
+        #[arg(long)]
+        insecure_no_auth: bool,
+    },
+    /// Bearer tokens of a shared server (mcp.http.tokens): make one, or hash one.
+    Token {
+        /// What to do.
+        #[command(subcommand)]
+        action: TokenAction,
     },
     /// A coding agent's client hooks: the briefing when a session starts, capture of what it
     /// leaves (`mira hook install claude-code` sets them up).
@@ -591,6 +609,30 @@ pub enum WebhooksAction {
     },
 }
 
+/// The `mira token` commands.
+#[derive(Debug, Subcommand)]
+pub enum TokenAction {
+    /// Make a random token and print it once, with its entry for mcp.http.tokens (which keeps
+    /// only the token's SHA-256).
+    New {
+        /// Its name, shown in refusals and in the log of destructive calls (e.g. ci-bot).
+        name: String,
+        /// A wing it may read (repeat the option; * for every wing).
+        #[arg(long = "read", value_name = "WING")]
+        read: Vec<String>,
+        /// A wing it may write to (repeat the option; * for every wing). Writing does not let
+        /// it read.
+        #[arg(long = "write", value_name = "WING")]
+        write: Vec<String>,
+        /// Let it archive, clear and forget memories of the wings it writes.
+        #[arg(long)]
+        destructive: bool,
+    },
+    /// Print the SHA-256 of a token read from standard input (for the sha256 of an
+    /// mcp.http.tokens entry).
+    Hash,
+}
+
 /// Actions on the vector index.
 #[derive(Debug, Subcommand)]
 pub enum IndexAction {
@@ -603,14 +645,16 @@ pub enum IndexAction {
 }
 
 /// `mira serve` and `mira` alone: MCP on the transport chosen by `--http` or `mcp.transport`.
-/// A health and metrics listener of its own, when asked for, starts first, so that
-/// `/health/ready` answers 503 while the store opens; a port already taken (another mira) only
-/// costs the endpoints, not MCP.
+/// Its listeners are bound before the store opens, through the exposure rule
+/// ([`crate::serving`]): an address it refuses ends the command at once. A health and metrics
+/// listener of its own, when asked for, starts first, so that `/health/ready` answers 503 while
+/// the store opens; a port already taken (another mira) only costs the endpoints, not MCP.
 fn serve(
     cli: &Cli,
     http: Option<Option<&str>>,
     with_soul: bool,
     metrics: Option<Option<&str>>,
+    exposure: Exposure,
 ) -> Result<ExitCode> {
     let (mut config, source) = Config::load(cli.config.as_deref())?;
     config.soul.enabled |= with_soul;
@@ -621,12 +665,18 @@ fn serve(
         }
     }
     let transport = crate::mcp::transport(&config.mcp, http)?;
+    let transport = transport.bind(&config.mcp.http, exposure)?;
     // An HTTP server serves the endpoints on its own port (`ops::beside_mcp`); a listener of
     // their own only when asked for.
     let ops = if config.metrics.enabled == Some(true) {
-        crate::ops::OpsServer::start(&config.metrics)
-            .map_err(|e| tracing::warn!("no health and metrics endpoints: {e:#}"))
-            .ok()
+        match crate::ops::OpsServer::start(&config.metrics, exposure) {
+            Ok(ops) => Some(ops),
+            Err(e) if e.is::<crate::serving::Refused>() => return Err(e),
+            Err(e) => {
+                tracing::warn!("no health and metrics endpoints: {e:#}");
+                None
+            }
+        }
     } else {
         None
     };
@@ -641,15 +691,74 @@ fn serve(
     Ok(ExitCode::SUCCESS)
 }
 
-/// `mira ui`: the memory browser on `addr`.
-fn browse(cli: &Cli, addr: &str, with_soul: bool) -> Result<ExitCode> {
+/// `mira ui`: the memory browser on `addr` (bound before the store opens, through the
+/// exposure rule).
+fn browse(cli: &Cli, addr: &str, with_soul: bool, exposure: Exposure) -> Result<ExitCode> {
     let addr = crate::serving::parse_addr(addr)?;
     let (mut config, source) = Config::load(cli.config.as_deref())?;
     config.soul.enabled |= with_soul;
+    let listener = crate::serving::listen_for_clients(
+        addr,
+        &config.mcp.http,
+        "the memory browser (mira ui)",
+        "--addr",
+        exposure,
+    )?;
     // SOUL's tables are made ready by its first operation (usecases::soul::ensure).
     let app = std::sync::Arc::new(App::open(config, source)?);
     usecases::embed_missing::spawn_at_start(app.clone());
-    crate::ui::serve(app, addr)?;
+    crate::ui::serve(app, listener)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mira token`: a new token with its mcp.http.tokens entry, or the digest of a given one.
+fn token(action: &TokenAction) -> Result<ExitCode> {
+    match action {
+        TokenAction::New {
+            name,
+            read,
+            write,
+            destructive,
+        } => {
+            let mut bytes = [0u8; 32];
+            getrandom::fill(&mut bytes)
+                .map_err(|e| anyhow::anyhow!("no randomness from the system: {e}"))?;
+            let secret = format!(
+                "mira_{}",
+                base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, bytes)
+            );
+            let entry = crate::config::ScopedToken {
+                name: name.clone(),
+                sha256: crate::bearer::sha256_hex(&secret),
+                read: read.clone(),
+                write: write.clone(),
+                destructive: *destructive,
+            };
+            let mut check = Config::default();
+            check.mcp.http.tokens.push(entry.clone());
+            check.validate().context("mira token new")?;
+            let yaml = serde_norway::to_string(&vec![entry])?;
+            let indented: String = yaml.lines().map(|l| format!("    {l}\n")).collect();
+            write_stdout(&format!(
+                "token: {secret}\n\n\
+                 The token is shown once: give it to the client (Authorization: Bearer <token>).\n\
+                 Add this entry to the server's config (it keeps only the token's SHA-256):\n\n\
+                 mcp:\n  http:\n    tokens:\n{indented}"
+            ));
+        }
+        TokenAction::Hash => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .context("cannot read the token from standard input")?;
+            let token = text.trim_end_matches(['\r', '\n']);
+            if token.trim().is_empty() {
+                anyhow::bail!(
+                    "no token on standard input: pipe it in, e.g. printf %s \"$TOKEN\" | mira token hash"
+                );
+            }
+            write_stdout(&format!("{}\n", crate::bearer::sha256_hex(token)));
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -751,12 +860,13 @@ fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
     Ok(())
 }
 
-/// Exit code 2 for invalid input, 3 for not found, 1 for internal errors. Messages name the
-/// commands and options of the command line, not the MCP tools and arguments.
+/// Exit code 2 for invalid input (and a refused right, which the command line's local user
+/// never meets), 3 for not found, 1 for internal errors. Messages name the commands and
+/// options of the command line, not the MCP tools and arguments.
 fn use_case<T>(r: Result<T, UseCaseError>) -> Result<Result<T, ExitCode>> {
     match r {
         Ok(v) => Ok(Ok(v)),
-        Err(UseCaseError::Invalid(m)) => {
+        Err(UseCaseError::Invalid(m) | UseCaseError::Forbidden(m)) => {
             eprintln!("error: {}", in_cli_terms(&m));
             Ok(Err(ExitCode::from(2)))
         }
@@ -805,22 +915,40 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 "mira: serving MCP over stdio, waiting for a client on standard input (Ctrl-D ends; `mira --help` lists the commands)"
             );
         }
-        return serve(&cli, None, false, None);
+        return serve(&cli, None, false, None, Exposure::default());
     };
     match command {
         Command::Serve {
             http,
             with_soul,
             metrics,
+            insecure_no_auth,
         } => {
             return serve(
                 &cli,
                 http.as_ref().map(Option::as_deref),
                 *with_soul,
                 metrics.as_ref().map(Option::as_deref),
+                Exposure {
+                    insecure_no_auth: *insecure_no_auth,
+                },
             )
         }
-        Command::Ui { addr, with_soul } => return browse(&cli, addr, *with_soul),
+        Command::Ui {
+            addr,
+            with_soul,
+            insecure_no_auth,
+        } => {
+            return browse(
+                &cli,
+                addr,
+                *with_soul,
+                Exposure {
+                    insecure_no_auth: *insecure_no_auth,
+                },
+            )
+        }
+        Command::Token { action } => return token(action),
         Command::Hook { action } => return crate::hooks::command(action, cli.config.as_deref()),
         Command::Soul {
             agent,
@@ -853,7 +981,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             // The index as it will serve (loaded from its files, or built), not mid-load; and
             // no uptime: there is no server.
             app.index()?.wait_idle(std::time::Duration::from_secs(30));
-            let mut status = match use_case(usecases::status::status(&app))? {
+            let mut status = match use_case(usecases::status::status(&app, &Access::local()))? {
                 Ok(s) => s,
                 Err(code) => return Ok(code),
             };
@@ -898,7 +1026,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 session_id: session.clone(),
                 ..StoreRequest::default()
             };
-            let outcome = match use_case(usecases::store::store(&app, req))? {
+            let outcome = match use_case(usecases::store::store(&app, &Access::local(), req))? {
                 Ok(o) => o,
                 Err(code) => return Ok(code),
             };
@@ -932,7 +1060,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 surface: usecases::recall::Surface::Cli,
                 ..usecases::recall::RecallRequest::default()
             };
-            let outcome = match use_case(usecases::recall::recall(&app, &req))? {
+            let outcome = match use_case(usecases::recall::recall(&app, &Access::local(), &req))? {
                 Ok(o) => o,
                 Err(code) => return Ok(code),
             };
@@ -1021,14 +1149,14 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Index { action } => return run_index(&cli, action),
         Command::Load { id, json } => {
             let app = existing_store!(&cli);
-            let loaded = match use_case(usecases::load::load(&app, id))? {
+            let loaded = match use_case(usecases::load::load(&app, &Access::local(), id))? {
                 Ok(m) => m,
                 Err(code) => return Ok(code),
             };
             if *json {
                 print_json(&usecases::load::to_json(&loaded))?;
             } else {
-                let slot = usecases::load::replaced_slot(&app, &loaded)?;
+                let slot = usecases::load::replaced_slot(&app, &Access::local(), &loaded)?;
                 write_stdout(&usecases::load::render_text(&loaded, slot.as_deref()));
             }
         }
@@ -1145,7 +1273,11 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
                 pinned_only: *pinned,
                 now: None,
             };
-            emit(timeline::timeline(&app, &req), *json, timeline::render_text)
+            emit(
+                timeline::timeline(&app, &Access::local(), &req),
+                *json,
+                timeline::render_text,
+            )
         }
         Command::Causal {
             id,
@@ -1158,15 +1290,19 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
                 max_depth: *max_depth,
                 include_consequences: *consequences,
             };
-            emit(causal::causal_chain(&app, &req), *json, causal::render_text)
+            emit(
+                causal::causal_chain(&app, &Access::local(), &req),
+                *json,
+                causal::render_text,
+            )
         }
         Command::Archive { restore, json, .. } if !restore.is_empty() => emit(
-            archive::unarchive(&app, restore),
+            archive::unarchive(&app, &Access::local(), restore),
             *json,
             archive::render_unarchive_text,
         ),
         Command::Restore { ids, json } => emit(
-            archive::unarchive(&app, ids),
+            archive::unarchive(&app, &Access::local(), ids),
             *json,
             archive::render_unarchive_text,
         ),
@@ -1183,7 +1319,11 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
                 dry_run: *dry_run,
                 now: None,
             };
-            emit(archive::archive(&app, &req), *json, archive::render_text)
+            emit(
+                archive::archive(&app, &Access::local(), &req),
+                *json,
+                archive::render_text,
+            )
         }
         Command::Clear {
             all,
@@ -1212,6 +1352,7 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
             emit(
                 clear::clear(
                     &app,
+                    &Access::local(),
                     &clear::ClearRequest {
                         scope,
                         confirm: true,
@@ -1222,7 +1363,7 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
             )
         }
         Command::Forget { id, yes, json } => {
-            let what = match use_case(clear::forget_preview(&app, id))? {
+            let what = match use_case(clear::forget_preview(&app, &Access::local(), id))? {
                 Ok(w) => w,
                 Err(code) => return Ok(code),
             };
@@ -1232,7 +1373,7 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
                 }
             }
             emit(
-                clear::forget(&app, &what.id.to_string()),
+                clear::forget(&app, &Access::local(), &what.id.to_string()),
                 *json,
                 clear::render_forget_text,
             )
@@ -1248,7 +1389,11 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
                 to: to.clone(),
                 relation: relation.clone(),
             };
-            emit(link::link(&app, &req), *json, link::render_link_text)
+            emit(
+                link::link(&app, &Access::local(), &req),
+                *json,
+                link::render_link_text,
+            )
         }
         Command::Unlink {
             a,
@@ -1261,12 +1406,16 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
                 to: b.clone(),
                 relation: relation.clone(),
             };
-            emit(link::unlink(&app, &req), *json, link::render_unlink_text)
+            emit(
+                link::unlink(&app, &Access::local(), &req),
+                *json,
+                link::render_unlink_text,
+            )
         }
         Command::Pin { id, json } | Command::Unpin { id, json } => {
             let pinned = matches!(command, Command::Pin { .. });
             emit(
-                usecases::pin::set_pinned(&app, id, pinned),
+                usecases::pin::set_pinned(&app, &Access::local(), id, pinned),
                 *json,
                 usecases::pin::render_text,
             )
@@ -1345,7 +1494,7 @@ fn run_index(cli: &Cli, action: &IndexAction) -> Result<ExitCode> {
                 "Embedded {} that had no vector of {} ({} left without one)\n",
                 mira_core::text::plural(n, "memory", "memories"),
                 app.model_name(),
-                app.store.count_without_embedding(app.model_name())?
+                app.store.count_without_embedding(app.model_name(), None)?
             ));
         }
     }
@@ -1366,7 +1515,8 @@ fn run_export(
         )),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
-    let result = usecases::transfer::export(&app, wing, embeddings, &mut out).and_then(|n| {
+    let result = usecases::transfer::export(&app, &Access::local(), wing, embeddings, &mut out);
+    let result = result.and_then(|n| {
         out.flush().map_err(|e| UseCaseError::Internal(e.into()))?;
         Ok(n)
     });

@@ -251,9 +251,13 @@ pub struct PostgresConfig {
     pub url: Option<String>,
     /// Connections this process keeps open.
     pub pool_size: u32,
-    /// `disable`, `require` (encrypted) or `verify-full` (encrypted, certificate and host
-    /// name checked).
-    pub tls: mira_store::TlsMode,
+    /// `disable`, `prefer` (encrypted when the server offers it), `require` (encrypted),
+    /// `verify-ca` (and the certificate chain checked) or `verify-full` (and the host name
+    /// too). Unset: the URL's `sslmode`, else `prefer`; both set, they must agree.
+    pub tls: Option<mira_store::TlsMode>,
+    /// PEM file of the certificates trusted to sign the server's (instead of the system's);
+    /// the URL's `sslrootcert` says the same and must agree.
+    pub tls_root_cert: Option<PathBuf>,
     /// Seconds to wait for the server or for a free connection.
     pub connect_timeout_secs: u64,
 }
@@ -262,7 +266,8 @@ impl Default for PostgresConfig {
         PostgresConfig {
             url: None,
             pool_size: 8,
-            tls: mira_store::TlsMode::default(),
+            tls: None,
+            tls_root_cert: None,
             connect_timeout_secs: 10,
         }
     }
@@ -682,13 +687,16 @@ impl Default for HooksConfig {
 pub struct McpHttpConfig {
     /// Address of `mira serve --http` when no address is given.
     pub addr: String,
-    /// Optional bearer token required by the HTTP transport.
+    /// A bearer token with every right (every wing, destructive calls included).
     pub auth_token: Option<String>,
+    /// Scoped bearer tokens, each with its wings and rights, kept as SHA-256 digests.
+    pub tokens: Vec<ScopedToken>,
 }
 impl McpHttpConfig {
-    /// The bearer token the HTTP transport and the memory browser require, when one is set.
-    pub fn token(&self) -> Option<&str> {
-        self.auth_token.as_deref().filter(|t| !t.is_empty())
+    /// Whether the HTTP transport and the memory browser require a bearer token (`auth_token`
+    /// or any of `tokens`).
+    pub fn requires_token(&self) -> bool {
+        self.auth_token.as_deref().is_some_and(|t| !t.is_empty()) || !self.tokens.is_empty()
     }
 }
 
@@ -697,8 +705,29 @@ impl Default for McpHttpConfig {
         McpHttpConfig {
             addr: "127.0.0.1:8765".into(),
             auth_token: None,
+            tokens: Vec::new(),
         }
     }
+}
+
+/// One scoped token of `mcp.http.tokens` (`mira token new` writes one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScopedToken {
+    /// Its name: in refusals and in the log of destructive calls.
+    pub name: String,
+    /// The SHA-256 of the token, 64 hex digits (`mira token hash` computes it); the token
+    /// itself is not kept.
+    pub sha256: String,
+    /// The wings it may read (recall, load, timeline, status, export); `*`: every wing.
+    #[serde(default)]
+    pub read: Vec<String>,
+    /// The wings it may write to (store, pin, edit); `*`: every wing.
+    #[serde(default)]
+    pub write: Vec<String>,
+    /// Whether it may archive, clear and forget memories of the wings it writes.
+    #[serde(default)]
+    pub destructive: bool,
 }
 
 /// `mcp:`.
@@ -1236,6 +1265,7 @@ impl Config {
             "webhooks.circuit_cooldown_ms",
             "must be at least 1",
         )?;
+        self.validate_tokens()?;
         for (i, e) in w.endpoints.iter().enumerate() {
             let url = match e {
                 WebhookEndpoint::Url(u) => u,
@@ -1246,6 +1276,41 @@ impl Config {
                 &format!("webhooks.endpoints[{i}]"),
                 "must be an http:// or https:// URL",
             )?;
+        }
+        Ok(())
+    }
+
+    /// Checks `mcp.http.tokens`: names and digests unique and well formed, wings valid names
+    /// or `*`.
+    fn validate_tokens(&self) -> Result<()> {
+        let mut names = std::collections::HashSet::new();
+        let mut digests = std::collections::HashSet::new();
+        for (i, t) in self.mcp.http.tokens.iter().enumerate() {
+            let key = format!("mcp.http.tokens[{i}]");
+            if crate::usecases::validate::name("name", &t.name).is_err() {
+                bail!("{key}.name: give 1-64 ASCII letters, digits, '-', '_' or '.' (e.g. ci-bot)");
+            }
+            if !names.insert(t.name.as_str()) {
+                bail!(
+                    "{key}.name: '{}' names two tokens; give each its own name",
+                    t.name
+                );
+            }
+            let digest = t.sha256.trim();
+            if digest.len() != 64 || !digest.bytes().all(|b| b.is_ascii_hexdigit()) {
+                bail!("{key}.sha256: give the token's SHA-256 as 64 hex digits (`mira token hash` prints it; `mira token new` makes a token and its entry)");
+            }
+            if !digests.insert(t.sha256.to_ascii_lowercase()) {
+                bail!("{key}.sha256: two tokens have the same digest; give each its own token");
+            }
+            for (list, wings) in [("read", &t.read), ("write", &t.write)] {
+                for w in wings {
+                    if w.trim() != "*" && crate::usecases::validate::name("wing", w.trim()).is_err()
+                    {
+                        bail!("{key}.{list}: '{w}' is neither a wing name (1-64 ASCII letters, digits, '-', '_', '.') nor * (every wing)");
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -1304,6 +1369,7 @@ impl Config {
             url: p.url.clone().unwrap_or_default(),
             pool_size: p.pool_size,
             tls: p.tls,
+            root_cert: p.tls_root_cert.clone(),
             connect_timeout: std::time::Duration::from_secs(p.connect_timeout_secs),
         }
     }
@@ -1416,7 +1482,10 @@ mod tests {
         let opts = cfg.postgres_options();
         assert_eq!(
             (opts.url.as_str(), opts.tls),
-            ("postgres://m@db/mira", mira_store::TlsMode::VerifyFull)
+            (
+                "postgres://m@db/mira",
+                Some(mira_store::TlsMode::VerifyFull)
+            )
         );
         let err = Config::from_yaml("storage:\n  backend: postgres\n")
             .unwrap_err()

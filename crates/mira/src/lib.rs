@@ -12,7 +12,7 @@ pub mod logging;
 pub mod mcp;
 pub mod ops;
 pub mod progress;
-mod serving;
+pub mod serving;
 pub mod ui;
 pub mod usecases;
 pub mod webhooks;

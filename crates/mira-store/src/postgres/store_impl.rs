@@ -175,16 +175,16 @@ impl MemoryStore for PgStore {
         self.read(|c| read::without_embedding(c, model, limit))
     }
 
-    fn count_without_embedding(&self, model: &str) -> Result<u64> {
-        self.read(|c| read::count_without_embedding(c, model))
+    fn count_without_embedding(&self, model: &str, wings: Option<&[String]>) -> Result<u64> {
+        self.read(|c| read::count_without_embedding(c, model, wings))
     }
 
     fn set_embeddings(&self, model: &str, vectors: &[(MemoryId, Vec<f32>)]) -> Result<usize> {
         self.write(|c| write::set_embeddings(c, model, vectors))
     }
 
-    fn stats(&self) -> Result<StoreStats> {
-        self.read(read::stats)
+    fn stats_in(&self, wings: Option<&[String]>) -> Result<StoreStats> {
+        self.read(|c| read::stats(c, wings))
     }
 
     fn wings(&self) -> Result<Vec<String>> {

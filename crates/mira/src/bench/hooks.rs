@@ -6,6 +6,7 @@
 //! forgotten afterwards so that the stored benchmark store stays as it was built.
 
 use super::{timed, Latency, WING};
+use crate::usecases::access::Access;
 use crate::usecases::briefing::{briefing, BriefingRequest};
 use crate::usecases::capture::{capture, Candidate, CaptureRequest, Kind};
 use crate::usecases::clear::forget;
@@ -47,7 +48,7 @@ pub fn measure(
     let seeded = seed(app)?;
     let result = measure_seeded(app, config, binary, question);
     for id in seeded {
-        forget(app, &id.to_string()).map_err(|e| anyhow::anyhow!("{e}"))?;
+        forget(app, &Access::local(), &id.to_string()).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     result
 }
@@ -137,6 +138,7 @@ fn seed(app: &App) -> Result<Vec<mira_core::memory::MemoryId>> {
     let stored = |content: &str, memory_type: MemoryType, pinned: bool| {
         store(
             app,
+            &Access::local(),
             StoreRequest {
                 content: content.into(),
                 wing: WING.into(),

@@ -19,6 +19,7 @@ pub mod hooks;
 pub mod ingest;
 pub mod place;
 
+use crate::usecases::access::Access;
 use crate::usecases::clear::{clear, ClearRequest, ClearScope};
 use crate::usecases::recall::{query_vector, recall, RecallRequest};
 use crate::usecases::store::{store, store_batch, StoreRequest};
@@ -535,6 +536,7 @@ fn measure(
         timed(|| {
             recall(
                 app,
+                &Access::local(),
                 &RecallRequest {
                     query: q.clone(),
                     wing: Some(WING.into()),
@@ -613,6 +615,7 @@ fn single_stores(app: &App, n: usize) -> Result<f64> {
     for i in 0..PROBES {
         store(
             app,
+            &Access::local(),
             StoreRequest {
                 content: format!(
                     "Probe {i} at {n} memories: the cache of service {i} was warmed at {} UTC.",
@@ -627,6 +630,7 @@ fn single_stores(app: &App, n: usize) -> Result<f64> {
     let per_s = PROBES as f64 / started.elapsed().as_secs_f64();
     clear(
         app,
+        &Access::local(),
         &ClearRequest {
             scope: ClearScope::Wing {
                 wing: PROBE_WING.into(),

@@ -23,6 +23,7 @@ pub mod transcript;
 pub mod wing;
 
 use crate::config::Config;
+use crate::usecases::access::Access;
 use crate::usecases::{briefing, capture, recall};
 use crate::App;
 use anyhow::{bail, Context, Result};
@@ -262,6 +263,7 @@ fn user_prompt(app: &App, wing: &str, payload: &Payload) -> Result<(String, Stri
     let query: String = prompt.chars().take(recall::MAX_QUERY_CHARS).collect();
     let outcome = recall::recall(
         app,
+        &Access::local(),
         &recall::RecallRequest {
             query,
             budget: Some(i64::from(app.config.hooks.user_prompt_budget)),

@@ -54,6 +54,7 @@ const FORGET_DESCRIPTION: &str = "Permanently delete one memory with everything 
 const MEMORY: Family = Family {
     slow_because: "mira may still be loading its model",
     check_with: "mira_timeline",
+    wingless: false,
 };
 
 /// mira's memory tools, in the order `tools/list` shows them.
@@ -214,9 +215,16 @@ impl MiraServer {
     }
 }
 
-/// "Existing wings: …" for error messages.
+/// The wings the caller may see.
+async fn visible_wings(c: &Calls) -> Result<Vec<String>, Failure> {
+    let access = c.access().clone();
+    c.run(false, move |app| Ok(access.visible(app.store.wings()?)))
+        .await
+}
+
+/// "Existing wings: …" (those the caller may see) for error messages.
 async fn wing_hint(c: &Calls) -> String {
-    match c.run(false, |app| Ok(app.store.wings()?)).await {
+    match visible_wings(c).await {
         Ok(w) => validate::wings_hint(&w),
         Err(_) => "mira_status lists the existing wings.".into(),
     }
@@ -261,8 +269,13 @@ async fn store(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failu
         session_id: args::non_blank(a.session_id),
         ..store::StoreRequest::default()
     };
-    c.answer(true, move |app| store::store(app, req), store::render_text)
-        .await
+    let access = c.access().clone();
+    c.answer(
+        true,
+        move |app| store::store(app, &access, req),
+        store::render_text,
+    )
+    .await
 }
 
 async fn recall(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
@@ -293,13 +306,13 @@ async fn recall(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fail
         order,
         ..recall::RecallRequest::default()
     };
-    let outcome = c.run(true, move |app| recall::recall(app, &req)).await?;
+    let access = c.access().clone();
+    let outcome = c
+        .run(true, move |app| recall::recall(app, &access, &req))
+        .await?;
     let mut result = success(outcome.text.clone(), to_json(&outcome));
     if let (true, Some(w)) = (outcome.items.is_empty(), &wing) {
-        let known = c
-            .run(false, |app| Ok(app.store.wings()?))
-            .await
-            .unwrap_or_default();
+        let known = visible_wings(c).await.unwrap_or_default();
         if !known.contains(w) {
             result.content.push(ContentBlock::text(format!(
                 "Note: wing '{w}' has no memories. {}",
@@ -317,10 +330,11 @@ async fn load(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failur
             "mira_load needs `id`: a memory id as printed by mira_recall or mira_timeline (its short id, or the UUID).",
         ));
     };
+    let access = c.access().clone();
     let (loaded, slot) = c
         .run(false, move |app| {
-            let loaded = load::load(app, &id)?;
-            let slot = load::replaced_slot(app, &loaded)?;
+            let loaded = load::load(app, &access, &id)?;
+            let slot = load::replaced_slot(app, &access, &loaded)?;
             Ok((loaded, slot))
         })
         .await?;
@@ -332,7 +346,13 @@ async fn load(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failur
 
 async fn status(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
     let _: StatusArgs = args::parse("mira_status", arguments).map_err(invalid)?;
-    c.answer(false, status::status, status::render_text).await
+    let access = c.access().clone();
+    c.answer(
+        false,
+        move |app| status::status(app, &access),
+        status::render_text,
+    )
+    .await
 }
 
 async fn timeline(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
@@ -363,9 +383,10 @@ async fn timeline(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fa
         pinned_only: false,
         now: None,
     };
+    let access = c.access().clone();
     c.answer(
         false,
-        move |app| timeline::timeline(app, &req),
+        move |app| timeline::timeline(app, &access, &req),
         timeline::render_text,
     )
     .await
@@ -390,9 +411,10 @@ async fn causal_chain(c: &Calls, arguments: JsonObject) -> Result<CallToolResult
         include_consequences: args::flag("include_consequences", a.include_consequences.as_ref())
             .map_err(invalid)?,
     };
+    let access = c.access().clone();
     c.answer(
         false,
-        move |app| causal::causal_chain(app, &req),
+        move |app| causal::causal_chain(app, &access, &req),
         causal::render_text,
     )
     .await
@@ -409,6 +431,7 @@ async fn archive(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fai
         .map_err(invalid)?;
     let ids = args::string_list("ids", a.ids.as_ref()).map_err(invalid)?;
     let dry_run = args::flag("dry_run", a.dry_run.as_ref()).map_err(invalid)?;
+    let access = c.access().clone();
     if !restore.is_empty() {
         if older_than_days.is_some() || !ids.is_empty() || dry_run {
             return Err(invalid(
@@ -418,7 +441,7 @@ async fn archive(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fai
         return c
             .answer(
                 false,
-                move |app| archive::unarchive(app, &restore).map(ArchiveAnswer::Restored),
+                move |app| archive::unarchive(app, &access, &restore).map(ArchiveAnswer::Restored),
                 ArchiveAnswer::text,
             )
             .await;
@@ -431,7 +454,7 @@ async fn archive(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fai
     };
     c.answer(
         false,
-        move |app| archive::archive(app, &req).map(ArchiveAnswer::Archived),
+        move |app| archive::archive(app, &access, &req).map(ArchiveAnswer::Archived),
         ArchiveAnswer::text,
     )
     .await
@@ -467,9 +490,10 @@ async fn clear(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failu
     let scope =
         clear::ClearScope::from_args(a.mode.as_deref(), a.wing.as_deref(), a.room.as_deref())?;
     let req = clear::ClearRequest { scope, confirm };
+    let access = c.access().clone();
     c.answer(
         false,
-        move |app| clear::clear(app, &req),
+        move |app| clear::clear(app, &access, &req),
         clear::render_text,
     )
     .await
@@ -480,9 +504,10 @@ async fn forget(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fail
     let Some(id) = args::non_blank(a.id) else {
         return Err(invalid("mira_forget needs `id`: the id of the memory to delete, as printed by mira_recall or mira_timeline."));
     };
+    let access = c.access().clone();
     c.answer(
         false,
-        move |app| clear::forget(app, &id),
+        move |app| clear::forget(app, &access, &id),
         clear::render_forget_text,
     )
     .await
@@ -505,9 +530,10 @@ fn link_request(tool: &str, arguments: JsonObject) -> Result<link::LinkRequest, 
 
 async fn link_memories(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
     let req = link_request("mira_link", arguments)?;
+    let access = c.access().clone();
     c.answer(
         false,
-        move |app| link::link(app, &req),
+        move |app| link::link(app, &access, &req),
         link::render_link_text,
     )
     .await
@@ -515,9 +541,10 @@ async fn link_memories(c: &Calls, arguments: JsonObject) -> Result<CallToolResul
 
 async fn unlink_memories(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
     let req = link_request("mira_unlink", arguments)?;
+    let access = c.access().clone();
     c.answer(
         false,
-        move |app| link::unlink(app, &req),
+        move |app| link::unlink(app, &access, &req),
         link::render_unlink_text,
     )
     .await

@@ -231,6 +231,7 @@ fn count(name: &str, value: Option<&Value>, hint: &str) -> Result<Option<i64>, F
 const SOUL: Family = Family {
     slow_because: "the database is busy",
     check_with: "soul_history",
+    wingless: true,
 };
 
 /// SOUL's tools, in the order `tools/list` shows them.

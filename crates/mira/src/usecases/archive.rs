@@ -5,6 +5,7 @@
 //! timeline with `include_archived`). An archive run also purges the overlap cache entries older
 //! than `overlap_cache.ttl_days`.
 
+use super::access::Access;
 use super::timeline::{rfc3339, summary};
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::webhooks::{EventKind, MemoryEvent};
@@ -103,8 +104,13 @@ fn item(m: &Memory) -> ArchivedItem {
     }
 }
 
-/// Parses and de-duplicates ids; every one must exist. Returns them with the archived flag.
-fn existing(app: &App, raw: &[String]) -> UseCaseResult<Vec<(MemoryId, bool)>> {
+/// Parses and de-duplicates ids; every one must exist, in a wing `allowed` accepts. Returns
+/// them with the archived flag.
+fn existing(
+    app: &App,
+    raw: &[String],
+    allowed: impl Fn(&str) -> UseCaseResult<()>,
+) -> UseCaseResult<Vec<(MemoryId, bool)>> {
     if raw.len() > MAX_IDS {
         return Err(UseCaseError::Invalid(format!(
             "{} ids given; the limit is {MAX_IDS} per call: split the list",
@@ -122,6 +128,7 @@ fn existing(app: &App, raw: &[String]) -> UseCaseResult<Vec<(MemoryId, bool)>> {
                 "no memory has id {id}: take ids from mira_recall or mira_timeline (nothing was changed)"
             ))
         })?;
+        allowed(&loaded.memory.wing)?;
         out.push((id, loaded.memory.archived));
     }
     Ok(out)
@@ -145,10 +152,12 @@ fn cutoff(now: DateTime<Utc>, days: u32) -> i64 {
 }
 
 /// Archives by thresholds, age or ids (see [`ArchiveRequest`]), then removes the archived
-/// memories from the vector index.
-pub fn archive(app: &App, req: &ArchiveRequest) -> UseCaseResult<ArchiveOutcome> {
+/// memories from the vector index. `access` must be allowed destructive calls; ids must be in
+/// wings it writes to, and thresholds and ages apply to those wings only.
+pub fn archive(app: &App, access: &Access, req: &ArchiveRequest) -> UseCaseResult<ArchiveOutcome> {
     let now = req.now.unwrap_or_else(Utc::now);
-    let ids = existing(app, &req.ids)?;
+    access.check_destructive("archive memories")?;
+    let ids = existing(app, &req.ids, |w| access.check_remove("archive", w))?;
     let mut rules: Vec<(Option<MemoryType>, u32)> = Vec::new();
     if let Some(days) = req.older_than_days {
         if !(1..=MAX_OLDER_THAN_DAYS).contains(&days) {
@@ -165,6 +174,7 @@ pub fn archive(app: &App, req: &ArchiveRequest) -> UseCaseResult<ArchiveOutcome>
         );
     }
     let plan = ArchivePlan {
+        wings: access.writable_list(),
         rules: rules
             .iter()
             .map(|&(memory_type, days)| ArchiveRule {
@@ -182,6 +192,9 @@ pub fn archive(app: &App, req: &ArchiveRequest) -> UseCaseResult<ArchiveOutcome>
     };
     let report = app.store.archive(&plan, req.dry_run)?;
     if !req.dry_run {
+        if !report.archived.is_empty() {
+            access.audit(&format!("archived {} memories", report.archived.len()));
+        }
         app.sync_index();
         app.emit(|| {
             report
@@ -235,13 +248,17 @@ pub fn archive(app: &App, req: &ArchiveRequest) -> UseCaseResult<ArchiveOutcome>
 
 /// Un-archives these memories and puts them back in the vector index. Unknown ids are refused
 /// (nothing is changed); ids that are not archived are reported and left as they are.
-pub fn unarchive(app: &App, raw_ids: &[String]) -> UseCaseResult<UnarchiveOutcome> {
+pub fn unarchive(
+    app: &App,
+    access: &Access,
+    raw_ids: &[String],
+) -> UseCaseResult<UnarchiveOutcome> {
     if raw_ids.is_empty() {
         return Err(UseCaseError::Invalid(
             "no id given: pass the ids of archived memories (mira_timeline with include_archived lists them)".into(),
         ));
     }
-    let ids = existing(app, raw_ids)?;
+    let ids = existing(app, raw_ids, |w| access.check_write(w))?;
     let targets: Vec<MemoryId> = ids
         .iter()
         .filter(|(_, archived)| *archived)

@@ -182,6 +182,7 @@ fn list(
         include_superseded: false,
         source: None,
         pinned_only: false,
+        wings: None,
         newest_first: true,
         after: None,
         limit,

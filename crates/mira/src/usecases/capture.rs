@@ -8,6 +8,7 @@
 //! classifier's type, but never `debug_log`: the debug logs of a session are its errors and
 //! fixes, and a request or a conclusion that mentions an error is not an open problem.
 
+use super::access::Access;
 use super::store::{store, StoreRequest};
 use super::{UseCaseError, UseCaseResult};
 use crate::App;
@@ -105,6 +106,8 @@ pub fn capture(app: &App, req: CaptureRequest) -> UseCaseResult<CaptureOutcome> 
         let linked = !causes.is_empty();
         let result = store(
             app,
+            // Capture runs in a hook: the machine's own user.
+            &Access::local(),
             StoreRequest {
                 content: c.content.clone(),
                 wing: req.wing.clone(),

@@ -5,8 +5,9 @@
 //! memory reachable along several paths appears once, at its smallest depth, under the first
 //! memory that reached it.
 
+use super::access::Access;
 use super::timeline::{marks, rfc3339, summary};
-use super::{validate, UseCaseError, UseCaseResult};
+use super::{load, UseCaseError, UseCaseResult};
 use crate::App;
 use chrono::{DateTime, Utc};
 use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
@@ -96,6 +97,7 @@ fn node(m: &Memory) -> ChainNode {
 /// Breadth-first search from `start` over causes (`upstream`) or consequences.
 fn bfs(
     app: &App,
+    access: &Access,
     start: MemoryId,
     max_depth: u32,
     upstream: bool,
@@ -125,12 +127,16 @@ fn bfs(
             let Some(other) = app.store.load(e.other)? else {
                 continue;
             };
+            // A link into a wing the caller may not read is not shown, nor followed.
+            if !access.may_read(&other.memory.wing) {
+                continue;
+            }
             steps.push(ChainStep {
                 node: node(&other.memory),
                 depth: depth + 1,
                 via: id,
                 relation: e.relation,
-                confidence: super::load::rounded(e.confidence),
+                confidence: load::rounded(e.confidence),
             });
             queue.push_back((e.other, depth + 1));
         }
@@ -138,9 +144,8 @@ fn bfs(
     Ok((steps, false))
 }
 
-/// The causal chain of a memory.
-pub fn causal_chain(app: &App, req: &CausalRequest) -> UseCaseResult<CausalChain> {
-    let id = validate::memory_id(&*app.store, &req.id)?;
+/// The causal chain of a memory, through the wings `access` may read.
+pub fn causal_chain(app: &App, access: &Access, req: &CausalRequest) -> UseCaseResult<CausalChain> {
     let depth = req.max_depth.unwrap_or(DEFAULT_DEPTH);
     if !(1..=MAX_DEPTH).contains(&depth) {
         return Err(UseCaseError::Invalid(format!(
@@ -148,14 +153,11 @@ pub fn causal_chain(app: &App, req: &CausalRequest) -> UseCaseResult<CausalChain
         )));
     }
     let depth = depth as u32;
-    let start = app.store.load(id)?.ok_or_else(|| {
-        UseCaseError::NotFound(format!(
-            "no memory has id {id}: take ids from mira_recall or mira_timeline (it may have been cleared)"
-        ))
-    })?;
-    let (causes, mut truncated) = bfs(app, id, depth, true)?;
+    let start = load::load(app, access, &req.id)?;
+    let id = start.memory.id;
+    let (causes, mut truncated) = bfs(app, access, id, depth, true)?;
     let consequences = if req.include_consequences {
-        let (steps, t) = bfs(app, id, depth, false)?;
+        let (steps, t) = bfs(app, access, id, depth, false)?;
         truncated |= t;
         Some(steps)
     } else {

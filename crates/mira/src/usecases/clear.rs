@@ -11,6 +11,7 @@
 //! no confirmation round trip, and an LLM asked to forget one thing cannot widen it to a room by
 //! a wrong `mode`.
 
+use super::access::Access;
 use super::timeline::summary;
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::webhooks::{EventKind, MemoryEvent};
@@ -104,6 +105,19 @@ impl ClearScope {
                 wing: wing.clone(),
                 room: room.clone(),
             },
+        }
+    }
+
+    /// Refuses unless `access` may remove the memories of this scope.
+    fn check(&self, access: &Access) -> UseCaseResult<()> {
+        match self {
+            ClearScope::All => {
+                access.check_write_all("clear every wing")?;
+                access.check_destructive("clear every wing")
+            }
+            ClearScope::Wing { wing } | ClearScope::Room { wing, .. } => {
+                access.check_remove("clear", wing)
+            }
         }
     }
 
@@ -209,8 +223,9 @@ fn delete(app: &App, scope: &DeleteScope) -> UseCaseResult<DeleteCounts> {
 
 /// Clears a scope permanently. Without `confirm`, deletes nothing and returns
 /// [`UseCaseError::Invalid`] with the counts that would be deleted and how to confirm.
-pub fn clear(app: &App, req: &ClearRequest) -> UseCaseResult<ClearOutcome> {
+pub fn clear(app: &App, access: &Access, req: &ClearRequest) -> UseCaseResult<ClearOutcome> {
     let scope = req.scope.clone().validated()?;
+    scope.check(access)?;
     let store_scope = scope.store_scope();
     if !req.confirm {
         let p = preview(app, &scope)?;
@@ -222,6 +237,11 @@ pub fn clear(app: &App, req: &ClearRequest) -> UseCaseResult<ClearOutcome> {
         )));
     }
     let c = delete(app, &store_scope)?;
+    access.audit(&format!(
+        "cleared {} ({} memories)",
+        scope.describe(),
+        c.ids.len()
+    ));
     app.emit(|| {
         let (wing, room) = match &scope {
             ClearScope::All => (None, None),
@@ -246,19 +266,22 @@ pub fn clear(app: &App, req: &ClearRequest) -> UseCaseResult<ClearOutcome> {
 
 /// What forgetting memory `raw_id` would delete (nothing is deleted): the memory and the tags
 /// and causal edges that go with it.
-pub fn forget_preview(app: &App, raw_id: &str) -> UseCaseResult<ForgetOutcome> {
-    let m = to_forget(app, raw_id)?;
+pub fn forget_preview(app: &App, access: &Access, raw_id: &str) -> UseCaseResult<ForgetOutcome> {
+    let m = to_forget(app, access, raw_id)?;
     let c = app.store.delete_preview(&DeleteScope::Memory(m.id))?;
     Ok(forgotten(&m, &c))
 }
 
-/// The memory `raw_id` names, which must exist.
-fn to_forget(app: &App, raw_id: &str) -> UseCaseResult<Memory> {
+/// The memory `raw_id` names, which must exist, in a wing `access` may remove from.
+fn to_forget(app: &App, access: &Access, raw_id: &str) -> UseCaseResult<Memory> {
     let id = validate::memory_id(&*app.store, raw_id)?;
-    app.store
+    let m = app
+        .store
         .memories(&[id])?
         .remove(&id)
-        .ok_or_else(|| not_forgettable(id))
+        .ok_or_else(|| not_forgettable(id))?;
+    access.check_remove("forget", &m.wing)?;
+    Ok(m)
 }
 
 fn not_forgettable(id: MemoryId) -> UseCaseError {
@@ -295,12 +318,13 @@ pub fn render_forget_target(o: &ForgetOutcome) -> String {
 
 /// Forgets one memory permanently (any printed id form): it never comes back from recall,
 /// timeline, load, lexical search or the index, also after a restart.
-pub fn forget(app: &App, raw_id: &str) -> UseCaseResult<ForgetOutcome> {
-    let m = to_forget(app, raw_id)?;
+pub fn forget(app: &App, access: &Access, raw_id: &str) -> UseCaseResult<ForgetOutcome> {
+    let m = to_forget(app, access, raw_id)?;
     let c = delete(app, &DeleteScope::Memory(m.id))?;
     if c.ids.is_empty() {
         return Err(not_forgettable(m.id));
     }
+    access.audit(&format!("forgot memory {} of wing '{}'", m.id, m.wing));
     app.emit(|| vec![MemoryEvent::about(EventKind::Cleared, &m)]);
     Ok(forgotten(&m, &c))
 }

@@ -3,6 +3,7 @@
 //! nothing to do with each other. A link goes from the earlier memory (the cause) to the later
 //! one it led to, within one wing, as the links mira finds do.
 
+use super::access::Access;
 use super::timeline::summary;
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
@@ -122,8 +123,13 @@ fn relation(raw: Option<&str>, allowed: &[RelationType]) -> UseCaseResult<Option
     }
 }
 
-/// The two memories of a request, checked: both exist, they are two, in one wing.
-fn ends(app: &App, req: &LinkRequest) -> UseCaseResult<(Memory, Memory)> {
+/// The two memories of a request, checked: both exist and are two, and `allowed` lets the
+/// caller change the links of each one's wing.
+fn ends(
+    app: &App,
+    req: &LinkRequest,
+    allowed: impl Fn(&str) -> UseCaseResult<()>,
+) -> UseCaseResult<(Memory, Memory)> {
     let from = validate::memory_id(&*app.store, &req.from)?;
     let to = validate::memory_id(&*app.store, &req.to)?;
     if from == to {
@@ -140,15 +146,17 @@ fn ends(app: &App, req: &LinkRequest) -> UseCaseResult<(Memory, Memory)> {
     };
     let a = found.remove(&from).ok_or_else(|| missing(from))?;
     let b = found.remove(&to).ok_or_else(|| missing(to))?;
+    allowed(&a.wing)?;
+    allowed(&b.wing)?;
     Ok((a, b))
 }
 
 /// Links `req.from` to `req.to` (the later memory follows from the earlier one). Refused when
 /// `from` happened after `to` (the link would point back in time) or the two are in different
-/// wings.
-pub fn link(app: &App, req: &LinkRequest) -> UseCaseResult<LinkOutcome> {
+/// wings. `access` must write to the wing.
+pub fn link(app: &App, access: &Access, req: &LinkRequest) -> UseCaseResult<LinkOutcome> {
     let relation = relation(req.relation.as_deref(), &RELATIONS)?.unwrap_or(RelationType::Because);
-    let (from, to) = ends(app, req)?;
+    let (from, to) = ends(app, req, |w| access.check_write(w))?;
     if from.wing != to.wing {
         return Err(UseCaseError::Invalid(format!(
             "{} is in wing '{}' and {} in wing '{}': a link joins two memories of one wing",
@@ -190,11 +198,20 @@ pub fn link(app: &App, req: &LinkRequest) -> UseCaseResult<LinkOutcome> {
 }
 
 /// Removes the links between `req.from` and `req.to` (either way; only those of
-/// `req.relation` when given). Not finding one is [`UseCaseError::NotFound`].
-pub fn unlink(app: &App, req: &LinkRequest) -> UseCaseResult<UnlinkOutcome> {
+/// `req.relation` when given). Not finding one is [`UseCaseError::NotFound`]. `access` must
+/// remove in the wings (destructive).
+pub fn unlink(app: &App, access: &Access, req: &LinkRequest) -> UseCaseResult<UnlinkOutcome> {
     let relation = relation(req.relation.as_deref(), &RelationType::ALL)?;
-    let (a, b) = ends(app, req)?;
+    let (a, b) = ends(app, req, |w| access.check_remove("unlink", w))?;
     let removed = app.store.remove_links(a.id, b.id, relation)?;
+    if !removed.is_empty() {
+        access.audit(&format!(
+            "unlinked {} and {} ({} links)",
+            short_id(a.id),
+            short_id(b.id),
+            removed.len()
+        ));
+    }
     if removed.is_empty() {
         return Err(UseCaseError::NotFound(format!(
             "{} and {} are not linked{}: mira_causal_chain with include_consequences lists a memory's links",

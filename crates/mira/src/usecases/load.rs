@@ -1,5 +1,6 @@
 //! The load use case: one memory in full, by id.
 
+use super::access::Access;
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
 use mira_core::memory::{Fingerprint, MemoryId, MemoryType, RelationType};
@@ -10,8 +11,16 @@ use serde::Serialize;
 use std::fmt::Write;
 
 /// Loads the memory with this id (any printed form: the short id, a longer prefix, `<uuid>`,
-/// `T0:<uuid>`).
-pub fn load(app: &App, raw_id: &str) -> UseCaseResult<StoredMemory> {
+/// `T0:<uuid>`), in a wing `access` may read.
+pub fn load(app: &App, access: &Access, raw_id: &str) -> UseCaseResult<StoredMemory> {
+    let m = existing(app, raw_id)?;
+    access.check_read(&m.memory.wing)?;
+    Ok(m)
+}
+
+/// The memory with this id, whoever may see it (callers check the right they need on its
+/// wing).
+pub(crate) fn existing(app: &App, raw_id: &str) -> UseCaseResult<StoredMemory> {
     let id = validate::memory_id(&*app.store, raw_id)?;
     app.store.load(id)?.ok_or_else(|| {
         UseCaseError::NotFound(format!(
@@ -21,14 +30,22 @@ pub fn load(app: &App, raw_id: &str) -> UseCaseResult<StoredMemory> {
 }
 
 /// For a superseded memory, the slot by which its successor replaced it ("location of i:
-/// paris → berlin"), when slots did ([`mira_core::slots`]).
-pub fn replaced_slot(app: &App, m: &StoredMemory) -> UseCaseResult<Option<String>> {
+/// paris → berlin"), when slots did ([`mira_core::slots`]) and `access` may read the
+/// successor.
+pub fn replaced_slot(
+    app: &App,
+    access: &Access,
+    m: &StoredMemory,
+) -> UseCaseResult<Option<String>> {
     let Some(next) = m.memory.superseded_by else {
         return Ok(None);
     };
     let Some(successor) = app.store.memories(&[next])?.remove(&next) else {
         return Ok(None);
     };
+    if !access.may_read(&successor.wing) {
+        return Ok(None);
+    }
     Ok(slots::explain(
         &slots::slots(&successor.content),
         &slots::slots(&m.memory.content),

@@ -134,9 +134,19 @@ pub struct SoulState {
 }
 
 /// SOUL's state: enabled or not, its agents and latest capture, and why it cannot start (when
-/// enabled and it cannot; checking creates its tables the first time).
-pub fn state(app: &App) -> SoulState {
+/// enabled and it cannot; checking creates its tables the first time). Identities belong to
+/// no wing: a caller that may not read every wing is told whether SOUL runs, not what it holds.
+pub fn state(app: &App, caller: &super::access::Access) -> SoulState {
     let enabled = app.config.soul.enabled;
+    if !caller.reads_all() {
+        return SoulState {
+            enabled,
+            agents: 0,
+            last_capture: None,
+            last_agent: None,
+            error: None,
+        };
+    }
     let mut error = if enabled {
         prepare(app).err().map(|e| format!("{e:#}"))
     } else {

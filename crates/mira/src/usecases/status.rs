@@ -1,5 +1,6 @@
 //! The status use case: counts, paths, schema version, model.
 
+use super::access::Access;
 use super::UseCaseResult;
 use crate::config::{Config, ConfigSource, StorageBackend, StorageChoice};
 use crate::App;
@@ -201,12 +202,16 @@ pub fn render_no_store_text(s: &NoStore) -> String {
     out
 }
 
-/// Collects the status.
-pub fn status(app: &App) -> UseCaseResult<Status> {
+/// Collects the status. The counts are those of the wings `access` may read (the server's
+/// lines, database, model and index, are the same for every caller).
+pub fn status(app: &App, access: &Access) -> UseCaseResult<Status> {
     let index = app.synced_index()?;
-    let s = app.store.stats()?;
+    let wings = access.readable_list();
+    let s = app.store.stats_in(wings.as_deref())?;
     let without_vector = s.memories.saturating_sub(s.embeddings);
-    let without_current = app.store.count_without_embedding(app.model_name())?;
+    let without_current = app
+        .store
+        .count_without_embedding(app.model_name(), wings.as_deref())?;
     let model_dir = app.model_dir();
     Ok(Status {
         version: env!("CARGO_PKG_VERSION").into(),
@@ -253,7 +258,7 @@ pub fn status(app: &App) -> UseCaseResult<Status> {
                 (wing, CaptureStatus { memories, last })
             })
             .collect(),
-        soul: super::soul::state(app),
+        soul: super::soul::state(app, access),
     })
 }
 

@@ -5,6 +5,7 @@
 //! Times are printed in UTC. Archived and superseded memories appear only when asked for, and
 //! are then marked.
 
+use super::access::Access;
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, Utc};
@@ -244,11 +245,15 @@ fn decode_cursor(raw: &str) -> UseCaseResult<(i64, i64)> {
 
 /// Validates a request into the store query (asking for one row more than the page, to know
 /// whether another page follows).
-fn query(req: &TimelineRequest) -> UseCaseResult<(TimelineQuery, usize, &'static str)> {
+fn query(
+    access: &Access,
+    req: &TimelineRequest,
+) -> UseCaseResult<(TimelineQuery, usize, &'static str)> {
     let wing = present(&req.wing).map(str::to_owned);
     let room = present(&req.room).map(str::to_owned);
     if let Some(w) = &wing {
         validate::name("wing", w)?;
+        access.check_read(w)?;
     }
     if let Some(r) = &room {
         validate::name("room", r)?;
@@ -293,6 +298,11 @@ fn query(req: &TimelineRequest) -> UseCaseResult<(TimelineQuery, usize, &'static
         .map(|s| s.parse::<Source>().map_err(invalid))
         .transpose()?;
     let q = TimelineQuery {
+        wings: if wing.is_none() {
+            access.readable_list()
+        } else {
+            None
+        },
         wing,
         room,
         memory_type,
@@ -309,9 +319,13 @@ fn query(req: &TimelineRequest) -> UseCaseResult<(TimelineQuery, usize, &'static
     Ok((q, limit as usize, order))
 }
 
-/// One page of the timeline.
-pub fn timeline(app: &App, req: &TimelineRequest) -> UseCaseResult<TimelineOutcome> {
-    let (q, limit, order) = query(req)?;
+/// One page of the timeline, of the wings `access` may read.
+pub fn timeline(
+    app: &App,
+    access: &Access,
+    req: &TimelineRequest,
+) -> UseCaseResult<TimelineOutcome> {
+    let (q, limit, order) = query(access, req)?;
     let mut rows = app.store.timeline(&q)?;
     let more = rows.len() > limit;
     rows.truncate(limit);

@@ -4,6 +4,7 @@
 
 use crate::common::{hash_app, mira, stdout};
 use crate::mcp_common::{is_error, recalled_ids, text, StdioClient};
+use mira::usecases::access::Access;
 use mira::usecases::recall::{recall, RecallRequest};
 use mira::usecases::store::{store, StoreRequest};
 use mira::usecases::UseCaseError;
@@ -468,7 +469,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let app = hash_app(dir.path());
         for (i, n) in lens.iter().enumerate() {
-            store(&app, StoreRequest {
+            store(&app, &Access::local(), StoreRequest {
                 content: words(seed.wrapping_add(i as u64), *n),
                 wing: "w".into(),
                 pinned: pinned as usize % 7 == i,
@@ -482,7 +483,7 @@ proptest! {
                 budget: Some(budget.into()),
                 ..RecallRequest::default()
             };
-            match recall(&app, &req) {
+            match recall(&app, &Access::local(), &req) {
                 Ok(out) => {
                     let n = tokens::count(&out.text) as u32;
                     prop_assert!(n <= out.used && out.used <= budget, "budget {budget}: {n} / {}\n{}", out.used, out.text);

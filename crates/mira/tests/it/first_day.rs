@@ -6,6 +6,7 @@ use crate::common::hash_app;
 use crate::first_hour::{as_new_user, git, run_ok};
 use crate::mcp_common::{self, mira_command, text, StdioClient};
 use chrono::{TimeZone, Utc};
+use mira::usecases::access::Access;
 use mira::usecases::recall::{recall, RecallRequest, Surface};
 use mira::usecases::store::{store, StoreRequest};
 use mira::usecases::UseCaseError;
@@ -213,6 +214,7 @@ fn the_block_marks_pins_keeps_them_and_gives_each_day_one_line() {
     for (at, t) in texts {
         store(
             &app,
+            &Access::local(),
             StoreRequest {
                 content: t.into(),
                 wing: "ops".into(),
@@ -229,6 +231,7 @@ fn the_block_marks_pins_keeps_them_and_gives_each_day_one_line() {
     ] {
         let o = store(
             &app,
+            &Access::local(),
             StoreRequest {
                 content: t.into(),
                 wing: "ops".into(),
@@ -248,7 +251,7 @@ fn the_block_marks_pins_keeps_them_and_gives_each_day_one_line() {
         ..RecallRequest::default()
     };
 
-    let r = recall(&app, &ask(4000, Surface::Mcp)).unwrap();
+    let r = recall(&app, &Access::local(), &ask(4000, Surface::Mcp)).unwrap();
     assert_eq!(r.items.len(), texts.len() + pinned.len(), "{}", r.text);
     // The pinned mark, on the pinned memories alone.
     for i in &r.items {
@@ -304,7 +307,7 @@ fn the_block_marks_pins_keeps_them_and_gives_each_day_one_line() {
     }
 
     // The command line's closing line names the command.
-    let cli = recall(&app, &ask(4000, Surface::Cli)).unwrap();
+    let cli = recall(&app, &Access::local(), &ask(4000, Surface::Cli)).unwrap();
     assert!(
         cli.text.ends_with("`mira load ID` gives one in full.") && !cli.text.contains("mira_load"),
         "{}",
@@ -315,7 +318,7 @@ fn the_block_marks_pins_keeps_them_and_gives_each_day_one_line() {
     // fits, and a budget that shows nothing is refused with the smallest that shows one.
     let mut refused = 0;
     for budget in (20..=420).step_by(4) {
-        match recall(&app, &ask(budget, Surface::Mcp)) {
+        match recall(&app, &Access::local(), &ask(budget, Surface::Mcp)) {
             Ok(r) => {
                 assert!(
                     r.used <= budget as u32 && !r.items.is_empty(),
@@ -349,7 +352,7 @@ fn the_block_marks_pins_keeps_them_and_gives_each_day_one_line() {
                     .and_then(|n| n.parse().ok())
                     .unwrap_or_else(|| panic!("{budget}: no minimum in: {m}"));
                 assert!(need > budget, "{budget}: {m}");
-                let r = recall(&app, &ask(need, Surface::Mcp)).unwrap();
+                let r = recall(&app, &Access::local(), &ask(need, Surface::Mcp)).unwrap();
                 assert!(!r.items.is_empty(), "{need} shows nothing: {}", r.text);
             }
             Err(e) => panic!("{budget}: {e}"),

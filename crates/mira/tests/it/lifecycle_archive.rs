@@ -5,6 +5,7 @@
 use crate::common;
 use crate::common::hash_app;
 use chrono::{Duration, Utc};
+use mira::usecases::access::Access;
 use mira::usecases::archive::{
     archive, render_text, render_unarchive_text, unarchive, ArchiveRequest,
 };
@@ -27,6 +28,7 @@ const RECENT: &str = "Today we paired on the onboarding checklist for new contri
 fn put(app: &App, content: &str, ty: &str) -> (MemoryId, u32) {
     let out = store(
         app,
+        &Access::local(),
         StoreRequest {
             content: content.into(),
             wing: "w".into(),
@@ -75,7 +77,7 @@ fn recalled(app: &App, query: &str) -> Vec<MemoryId> {
         wing: Some("w".into()),
         ..RecallRequest::default()
     };
-    recall(app, &req)
+    recall(app, &Access::local(), &req)
         .unwrap()
         .items
         .iter()
@@ -102,7 +104,10 @@ fn lexical(app: &App, text: &str) -> Vec<MemoryId> {
 }
 
 fn archived(app: &App, id: MemoryId) -> bool {
-    load(app, &id.to_string()).unwrap().memory.archived
+    load(app, &Access::local(), &id.to_string())
+        .unwrap()
+        .memory
+        .archived
 }
 
 #[test]
@@ -116,6 +121,7 @@ fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
     // Dry run: reports, changes nothing.
     let dry = archive(
         &app,
+        &Access::local(),
         &ArchiveRequest {
             dry_run: true,
             ..ArchiveRequest::default()
@@ -137,7 +143,7 @@ fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
     assert_eq!(app.index().unwrap().len(), 4);
     assert_eq!(app.store.stats().unwrap().archived, 0);
 
-    let out = archive(&app, &ArchiveRequest::default()).unwrap();
+    let out = archive(&app, &Access::local(), &ArchiveRequest::default()).unwrap();
     let text = render_text(&out);
     let expected = format!(
         "Archiving complete:\n- Session notes > 30d: 1\n- Debug logs > 7d: 1\nTotal freed: {} tokens\nArchived:\n",
@@ -176,7 +182,7 @@ fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
     assert!(!lexical(&app, "roadmap hiring").contains(&f.note.0));
 
     // A second run finds nothing; the archive survives a restart (the index stays without them).
-    let again = archive(&app, &ArchiveRequest::default()).unwrap();
+    let again = archive(&app, &Access::local(), &ArchiveRequest::default()).unwrap();
     assert!(render_text(&again).starts_with("Archiving complete:\n- Session notes > 30d: 0\n- Debug logs > 7d: 0\nTotal freed: 0 tokens\n"));
     drop(app);
     let app = hash_app(dir.path());
@@ -184,7 +190,7 @@ fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
     assert_eq!(app.index().unwrap().len(), 2);
 
     // Un-archive brings it back to recall and the index.
-    let back = unarchive(&app, &[format!("T0:{}", f.note.0)]).unwrap();
+    let back = unarchive(&app, &Access::local(), &[format!("T0:{}", f.note.0)]).unwrap();
     assert_eq!(
         back.restored.iter().map(|i| i.id).collect::<Vec<_>>(),
         vec![f.note.0]
@@ -193,7 +199,7 @@ fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
     assert!(!archived(&app, f.note.0) && indexed(&app, f.note.0));
     assert!(recalled(&app, NOTE).contains(&f.note.0));
     assert!(lexical(&app, "roadmap hiring").contains(&f.note.0));
-    let twice = unarchive(&app, &[f.note.0.to_string()]).unwrap();
+    let twice = unarchive(&app, &Access::local(), &[f.note.0.to_string()]).unwrap();
     assert!(twice.restored.is_empty());
     assert_eq!(twice.not_archived, vec![f.note.0]);
     assert!(render_unarchive_text(&twice)
@@ -208,6 +214,7 @@ fn explicit_age_and_ids_replace_the_thresholds() {
     // 100 days: only the 400-day-old decision, whatever its type.
     let out = archive(
         &app,
+        &Access::local(),
         &ArchiveRequest {
             older_than_days: Some(100),
             ..ArchiveRequest::default()
@@ -229,7 +236,7 @@ fn explicit_age_and_ids_replace_the_thresholds() {
         ],
         ..ArchiveRequest::default()
     };
-    let out = archive(&app, &req).unwrap();
+    let out = archive(&app, &Access::local(), &req).unwrap();
     assert_eq!(
         out.items.iter().map(|i| i.id).collect::<Vec<_>>(),
         vec![f.recent.0]
@@ -259,7 +266,7 @@ fn bad_requests_change_nothing() {
         ids: vec![f.note.0.to_string(), uuid::Uuid::new_v4().to_string()],
         ..ArchiveRequest::default()
     };
-    match archive(&app, &unknown) {
+    match archive(&app, &Access::local(), &unknown) {
         Err(UseCaseError::NotFound(msg)) => assert!(
             msg.contains("mira_timeline") && msg.contains("nothing was changed"),
             "{msg}"
@@ -269,6 +276,7 @@ fn bad_requests_change_nothing() {
     for days in [0, -5, 36_501] {
         match archive(
             &app,
+            &Access::local(),
             &ArchiveRequest {
                 older_than_days: Some(days),
                 ..ArchiveRequest::default()
@@ -281,6 +289,7 @@ fn bad_requests_change_nothing() {
     assert!(matches!(
         archive(
             &app,
+            &Access::local(),
             &ArchiveRequest {
                 ids: vec!["T0:nope".into()],
                 ..ArchiveRequest::default()
@@ -289,11 +298,11 @@ fn bad_requests_change_nothing() {
         Err(UseCaseError::Invalid(_))
     ));
     assert!(matches!(
-        unarchive(&app, &[]),
+        unarchive(&app, &Access::local(), &[]),
         Err(UseCaseError::Invalid(_))
     ));
     assert!(matches!(
-        unarchive(&app, &[uuid::Uuid::new_v4().to_string()]),
+        unarchive(&app, &Access::local(), &[uuid::Uuid::new_v4().to_string()]),
         Err(UseCaseError::NotFound(_))
     ));
     assert_eq!(app.store.stats().unwrap().archived, 0);
@@ -324,6 +333,7 @@ fn configured_thresholds_and_overlap_cache_ttl_apply() {
         .unwrap();
     let dry = archive(
         &app,
+        &Access::local(),
         &ArchiveRequest {
             dry_run: true,
             ..ArchiveRequest::default()
@@ -331,7 +341,7 @@ fn configured_thresholds_and_overlap_cache_ttl_apply() {
     )
     .unwrap();
     assert_eq!(dry.overlap_purged, 1);
-    let out = archive(&app, &ArchiveRequest::default()).unwrap();
+    let out = archive(&app, &Access::local(), &ArchiveRequest::default()).unwrap();
     let text = render_text(&out);
     assert!(
         text.starts_with("Archiving complete:\n- Decisions > 365d: 1\n- Debug logs > 7d: 1\n"),

@@ -3,6 +3,7 @@
 
 use crate::common::{app, edge, hash_app};
 use chrono::{Duration, TimeZone, Utc};
+use mira::usecases::access::Access;
 use mira::usecases::causal::{causal_chain, render_text, CausalRequest};
 use mira::usecases::load::load;
 use mira::usecases::store::{store, StoreRequest};
@@ -15,6 +16,7 @@ use mira_core::RelationType;
 fn put(app: &App, content: &str, wing: &str) -> MemoryId {
     store(
         app,
+        &Access::local(),
         StoreRequest {
             content: content.into(),
             wing: wing.into(),
@@ -33,6 +35,7 @@ fn chain(
 ) -> mira::usecases::causal::CausalChain {
     causal_chain(
         app,
+        &Access::local(),
         &CausalRequest {
             id: format!("T0:{id}"),
             max_depth: depth,
@@ -109,7 +112,7 @@ fn s9_s10_follow_up_chain_with_the_real_model() {
         "This fix resolves the timeout issue because the pool was too small.",
         "db",
     );
-    let stored: Vec<MemoryId> = load(&app, &c.to_string())
+    let stored: Vec<MemoryId> = load(&app, &Access::local(), &c.to_string())
         .unwrap()
         .causes
         .iter()
@@ -131,6 +134,7 @@ fn line(app: &App) -> Vec<MemoryId> {
         .map(|i| {
             store(
                 app,
+                &Access::local(),
                 StoreRequest {
                     content: format!("Step {i} of the rollout plan for the billing service."),
                     wing: "w".into(),
@@ -193,6 +197,7 @@ fn depth_is_bounded_and_validated() {
     for bad in [0, -1, 11, i64::MAX] {
         match causal_chain(
             &app,
+            &Access::local(),
             &CausalRequest {
                 id: m[0].to_string(),
                 max_depth: Some(bad),
@@ -250,6 +255,7 @@ fn ids_in_any_printed_form_and_unknown_ids() {
     ] {
         let c = causal_chain(
             &app,
+            &Access::local(),
             &CausalRequest {
                 id: form.clone(),
                 ..CausalRequest::default()
@@ -261,6 +267,7 @@ fn ids_in_any_printed_form_and_unknown_ids() {
     }
     match causal_chain(
         &app,
+        &Access::local(),
         &CausalRequest {
             id: format!("T0:{}", uuid::Uuid::new_v4()),
             ..CausalRequest::default()
@@ -274,6 +281,7 @@ fn ids_in_any_printed_form_and_unknown_ids() {
     }
     match causal_chain(
         &app,
+        &Access::local(),
         &CausalRequest {
             id: "T0:abc".into(),
             ..CausalRequest::default()

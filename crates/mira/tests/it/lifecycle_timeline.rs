@@ -2,6 +2,7 @@
 
 use crate::common::hash_app;
 use chrono::{DateTime, Duration, TimeZone, Utc};
+use mira::usecases::access::Access;
 use mira::usecases::archive::{archive, ArchiveRequest};
 use mira::usecases::store::{store, store_batch, StoreRequest};
 use mira::usecases::timeline::{render_text, timeline, TimelineRequest};
@@ -23,11 +24,11 @@ fn put(app: &App, content: &str, wing: &str, ty: &str, at: DateTime<Utc>) -> Mem
         created_at: Some(at),
         ..StoreRequest::default()
     };
-    store(app, req).unwrap().id
+    store(app, &Access::local(), req).unwrap().id
 }
 
 fn ids(app: &App, req: &TimelineRequest) -> Vec<MemoryId> {
-    timeline(app, req)
+    timeline(app, &Access::local(), req)
         .unwrap()
         .items
         .iter()
@@ -104,7 +105,7 @@ fn filters_by_wing_room_and_type_newest_first() {
         limit: Some(1),
         ..alpha.clone()
     };
-    let page = timeline(&app, &one).unwrap();
+    let page = timeline(&app, &Access::local(), &one).unwrap();
     assert_eq!(page.items.len(), 1);
     assert_eq!(page.items[0].id, c);
     assert!(page.next_cursor.is_some());
@@ -124,6 +125,7 @@ fn text_form_follows_the_reference() {
     let [a, b, c, _] = fixture(&app);
     let out = timeline(
         &app,
+        &Access::local(),
         &TimelineRequest {
             wing: Some("alpha".into()),
             ..TimelineRequest::default()
@@ -147,6 +149,7 @@ fn text_form_follows_the_reference() {
     let room = render_text(
         &timeline(
             &app,
+            &Access::local(),
             &TimelineRequest {
                 wing: Some("alpha".into()),
                 room: Some("facts".into()),
@@ -161,7 +164,7 @@ fn text_form_follows_the_reference() {
         )),
         "{room}"
     );
-    let all = render_text(&timeline(&app, &TimelineRequest::default()).unwrap());
+    let all = render_text(&timeline(&app, &Access::local(), &TimelineRequest::default()).unwrap());
     assert!(
         all.starts_with("=== TIMELINE: all wings ===\n\n[2024-03-01 15:00] ")
             && all
@@ -173,6 +176,7 @@ fn text_form_follows_the_reference() {
     let paged = render_text(
         &timeline(
             &app,
+            &Access::local(),
             &TimelineRequest {
                 limit: Some(2),
                 ..TimelineRequest::default()
@@ -184,6 +188,7 @@ fn text_form_follows_the_reference() {
     let none = render_text(
         &timeline(
             &app,
+            &Access::local(),
             &TimelineRequest {
                 wing: Some("nobody".into()),
                 ..TimelineRequest::default()
@@ -339,7 +344,7 @@ fn invalid_arguments_say_how_to_fix_them() {
         ),
     ];
     for (req, expected) in cases {
-        match timeline(&app, &req) {
+        match timeline(&app, &Access::local(), &req) {
             Err(UseCaseError::Invalid(msg)) => {
                 assert!(msg.contains(expected), "{msg} (expected {expected})")
             }
@@ -382,7 +387,7 @@ fn cursor_pagination_is_exact_within_the_same_millisecond() {
                 order: Some(order.into()),
                 ..TimelineRequest::default()
             };
-            let page = timeline(&app, &req).unwrap();
+            let page = timeline(&app, &Access::local(), &req).unwrap();
             pages += 1;
             assert!(page.items.len() <= 7);
             seen.extend(page.items.iter().map(|i| i.id));
@@ -407,6 +412,7 @@ fn cursor_pagination_is_exact_within_the_same_millisecond() {
     // A page of exactly the remaining items has no cursor.
     let all = timeline(
         &app,
+        &Access::local(),
         &TimelineRequest {
             limit: Some(30),
             ..TimelineRequest::default()
@@ -430,6 +436,7 @@ fn archived_and_superseded_are_shown_only_when_asked_and_marked() {
     );
     let new = store(
         &app,
+        &Access::local(),
         StoreRequest {
             content: "The API rate limit is now 500 requests per minute.".into(),
             wing: "w".into(),
@@ -450,6 +457,7 @@ fn archived_and_superseded_are_shown_only_when_asked_and_marked() {
     );
     archive(
         &app,
+        &Access::local(),
         &ArchiveRequest {
             ids: vec![note.to_string()],
             ..ArchiveRequest::default()
@@ -463,6 +471,7 @@ fn archived_and_superseded_are_shown_only_when_asked_and_marked() {
     assert_eq!(ids(&app, &w), vec![new]);
     let sup = timeline(
         &app,
+        &Access::local(),
         &TimelineRequest {
             include_superseded: true,
             ..w.clone()
@@ -478,6 +487,7 @@ fn archived_and_superseded_are_shown_only_when_asked_and_marked() {
         && l.ends_with(&format!(" [superseded by {}]", short_id(new)))));
     let arch = timeline(
         &app,
+        &Access::local(),
         &TimelineRequest {
             include_archived: true,
             ..w.clone()
@@ -507,6 +517,7 @@ fn json_form_has_ids_times_and_the_cursor() {
     let [_, _, _, d] = fixture(&app);
     let out = timeline(
         &app,
+        &Access::local(),
         &TimelineRequest {
             limit: Some(1),
             ..TimelineRequest::default()

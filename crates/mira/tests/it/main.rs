@@ -31,10 +31,14 @@ mod mcp_stdio;
 mod module_graph;
 mod ops_http;
 mod output_schema;
+mod pg_connect;
 #[path = "../../../mira-store/tests/it/pg_server.rs"]
 mod pg_server;
+#[cfg(target_os = "linux")]
+mod privacy;
 mod recall_usecase;
 mod redaction;
+mod scoped_tokens;
 mod setup_script;
 #[path = "../../../mira-store/tests/it/shared_dir.rs"]
 mod shared_dir;

@@ -394,6 +394,11 @@ impl HttpServer {
         self.child.stdout.take().expect("stdout")
     }
 
+    /// The process id of the server (or of the program that started it, e.g. strace).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Stops the server (SIGTERM where available) and returns its exit status.
     pub fn stop(mut self) -> ExitStatus {
         #[cfg(unix)]
@@ -407,6 +412,11 @@ impl HttpServer {
         {
             let _ = self.child.kill();
         }
+        self.wait()
+    }
+
+    /// Waits (up to 20 s) for the server to end, and returns its exit status.
+    pub fn wait(&mut self) -> ExitStatus {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             if let Some(s) = self.child.try_wait().expect("wait for mira") {

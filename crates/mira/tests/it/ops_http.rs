@@ -6,6 +6,7 @@ use crate::common;
 use crate::mcp_common;
 use crate::mcp_common::{mira_command, HttpClient, HttpServer, StdioClient};
 use mira::ops::OpsServer;
+use mira::usecases::access::Access;
 use mira::usecases::store::{store, StoreRequest};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -104,7 +105,8 @@ fn ops_config(dir: &std::path::Path) -> mira::Config {
 fn ready_is_503_until_the_store_is_open_then_200() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cfg = ops_config(dir.path());
-    let ops = OpsServer::start(&cfg.metrics).expect("start ops");
+    let ops =
+        OpsServer::start(&cfg.metrics, mira::serving::Exposure::default()).expect("start ops");
     let base = format!("http://{}", ops.local_addr());
     assert!(ops.local_addr().ip().is_loopback());
 
@@ -137,7 +139,8 @@ fn ready_is_503_until_the_store_is_open_then_200() {
 fn health_reports_each_component_and_503_until_all_are_ok() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cfg = ops_config(dir.path());
-    let ops = OpsServer::start(&cfg.metrics).expect("start ops");
+    let ops =
+        OpsServer::start(&cfg.metrics, mira::serving::Exposure::default()).expect("start ops");
     let base = format!("http://{}", ops.local_addr());
     let app = Arc::new(
         mira::App::open_with_embedder(cfg, Arc::new(mira_embed::HashEmbedder::new(384)))
@@ -171,7 +174,8 @@ fn health_reports_each_component_and_503_until_all_are_ok() {
 fn metrics_parse_as_prometheus_text_and_move_after_a_store_and_a_recall() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cfg = ops_config(dir.path());
-    let ops = OpsServer::start(&cfg.metrics).expect("start ops");
+    let ops =
+        OpsServer::start(&cfg.metrics, mira::serving::Exposure::default()).expect("start ops");
     let url = format!("http://{}/metrics", ops.local_addr());
     let app = Arc::new(
         mira::App::open_with_embedder(cfg, Arc::new(mira_embed::HashEmbedder::new(384)))
@@ -194,6 +198,7 @@ fn metrics_parse_as_prometheus_text_and_move_after_a_store_and_a_recall() {
 
     store(
         &app,
+        &Access::local(),
         StoreRequest {
             content: "We decided to adopt PostgreSQL for the billing service.".into(),
             wing: "ops".into(),
@@ -204,6 +209,7 @@ fn metrics_parse_as_prometheus_text_and_move_after_a_store_and_a_recall() {
     .expect("store");
     mira::usecases::recall::recall(
         &app,
+        &Access::local(),
         &mira::usecases::recall::RecallRequest {
             query: "which database for billing".into(),
             budget: Some(500),

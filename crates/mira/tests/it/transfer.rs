@@ -2,6 +2,7 @@
 //! on both backends and from one to the other.
 
 use crate::common::{mira, stdout, Db, SEED};
+use mira::usecases::access::Access;
 use mira::usecases::archive::{archive, ArchiveRequest};
 use mira::usecases::store::{store, StoreRequest};
 use std::path::Path;
@@ -19,9 +20,10 @@ fn req(content: &str, wing: &str) -> StoreRequest {
 /// follow-up.
 fn populate(db: &Db) -> (String, String) {
     let app = db.app();
-    let decision = store(&app, req(SEED, "proj")).unwrap().id;
+    let decision = store(&app, &Access::local(), req(SEED, "proj")).unwrap().id;
     let follow = store(
         &app,
+        &Access::local(),
         req(
             "We reverted the PostgreSQL migration because the replication lag was too high.",
             "proj",
@@ -34,32 +36,45 @@ fn populate(db: &Db) -> (String, String) {
     );
     let old = store(
         &app,
+        &Access::local(),
         req("The API rate limit is 100 requests per minute.", "proj"),
     )
     .unwrap()
     .id;
     store(
         &app,
+        &Access::local(),
         StoreRequest {
             supersedes: Some(old.to_string()),
             ..req("The API rate limit is now 500 requests per minute.", "proj")
         },
     )
     .unwrap();
-    let note = store(&app, req("We had a long call about the roadmap.", "proj"))
-        .unwrap()
-        .id;
+    let note = store(
+        &app,
+        &Access::local(),
+        req("We had a long call about the roadmap.", "proj"),
+    )
+    .unwrap()
+    .id;
     archive(
         &app,
+        &Access::local(),
         &ArchiveRequest {
             ids: vec![note.to_string()],
             ..ArchiveRequest::default()
         },
     )
     .unwrap();
-    store(&app, req("I prefer tabs over spaces.", "other")).unwrap();
     store(
         &app,
+        &Access::local(),
+        req("I prefer tabs over spaces.", "other"),
+    )
+    .unwrap();
+    store(
+        &app,
+        &Access::local(),
         StoreRequest {
             source: mira_store::Source::Captured,
             session_id: Some("a-claude-code-session".into()),

@@ -4,6 +4,7 @@
 
 use crate::common::hash_app;
 use crate::mcp_common::{mira_command, serial, HttpServer};
+use mira::usecases::access::Access;
 use mira::usecases::edit::{edit, EditRequest};
 use mira::usecases::recall::{recall, RecallRequest};
 use mira::usecases::store::{store, StoreRequest};
@@ -294,7 +295,7 @@ fn fact(app: &mira::App, content: &str, wing: &str) -> mira_core::memory::Memory
         memory_type: Some("fact".into()),
         ..StoreRequest::default()
     };
-    store(app, r).expect("store").id
+    store(app, &Access::local(), r).expect("store").id
 }
 
 #[test]
@@ -304,7 +305,7 @@ fn an_edit_refiles_a_memory_and_derives_its_fingerprint_again() {
     let text = "We chose Redis for the session cache because it keeps latency under 2 ms.";
     let id = fact(&app, text, "alpha");
     let twin = fact(&app, text, "beta");
-    let before = load::load(&app, &id.to_string()).expect("load");
+    let before = load::load(&app, &Access::local(), &id.to_string()).expect("load");
     assert_eq!(
         before.memory.fingerprint.memory_type.map(|t| t.as_str()),
         Some("fact")
@@ -312,6 +313,7 @@ fn an_edit_refiles_a_memory_and_derives_its_fingerprint_again() {
 
     let out = edit(
         &app,
+        &Access::local(),
         &EditRequest {
             id: id.to_string()[..8].into(),
             wing: Some("gamma".into()),
@@ -321,7 +323,7 @@ fn an_edit_refiles_a_memory_and_derives_its_fingerprint_again() {
     )
     .expect("edit");
     assert_eq!(out.changed, vec!["wing", "room", "type"]);
-    let after = load::load(&app, &id.to_string()).expect("load");
+    let after = load::load(&app, &Access::local(), &id.to_string()).expect("load");
     assert_eq!(
         (after.memory.wing.as_str(), after.memory.room.as_str()),
         ("gamma", "caching")
@@ -340,7 +342,7 @@ fn an_edit_refiles_a_memory_and_derives_its_fingerprint_again() {
             wing: Some(wing.into()),
             ..RecallRequest::default()
         };
-        recall(&app, &r)
+        recall(&app, &Access::local(), &r)
             .expect("recall")
             .items
             .iter()
@@ -355,6 +357,7 @@ fn an_edit_refiles_a_memory_and_derives_its_fingerprint_again() {
 
     let same = edit(
         &app,
+        &Access::local(),
         &EditRequest {
             id: id.to_string(),
             room: Some("caching".into()),
@@ -383,7 +386,7 @@ fn an_edit_refiles_a_memory_and_derives_its_fingerprint_again() {
             "no memory has id",
         ),
     ] {
-        match edit(&app, &r) {
+        match edit(&app, &Access::local(), &r) {
             Err(UseCaseError::Invalid(m)) | Err(UseCaseError::NotFound(m)) => {
                 assert!(m.contains(expect), "{m}")
             }
@@ -408,6 +411,7 @@ fn each_recalled_item_says_why_it_was_picked() {
     );
     let r = recall(
         &app,
+        &Access::local(),
         &RecallRequest {
             query: "billing service invoices".into(),
             ..RecallRequest::default()

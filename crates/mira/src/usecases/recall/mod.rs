@@ -15,6 +15,7 @@ mod why;
 
 pub use retrieve::query_vector;
 
+use super::access::{Access, Wings};
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::config::SupersededPolicy;
 use crate::App;
@@ -401,8 +402,40 @@ pub fn ranking(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult
         .collect())
 }
 
-/// Recalls the best context for a query within its budget.
-pub fn recall(app: &App, req: &RecallRequest) -> UseCaseResult<RecallOutcome> {
+/// Recalls the best context for a query within its budget, from the wings `access` may read:
+/// the wing and fallback wings asked for must be among them; without a wing, a caller that
+/// reads one wing only recalls from it, and one that reads several must name one.
+pub fn recall(app: &App, access: &Access, req: &RecallRequest) -> UseCaseResult<RecallOutcome> {
+    for w in req.wing.iter().chain(&req.fallback_wings) {
+        access.check_read(w)?;
+    }
+    let scoped;
+    let req = match (&req.wing, access.reads()) {
+        (None, Wings::Only(wings)) => {
+            let wing = match wings.len() {
+                1 => wings.iter().next().cloned(),
+                0 => {
+                    return Err(UseCaseError::Forbidden(format!(
+                        "{} may not recall: it reads no wing",
+                        access.who()
+                    )))
+                }
+                _ => {
+                    return Err(UseCaseError::Invalid(format!(
+                        "{} reads {}: name one of them as wing (and others as fallback_wings)",
+                        access.who(),
+                        access.reads()
+                    )))
+                }
+            };
+            scoped = RecallRequest {
+                wing,
+                ..req.clone()
+            };
+            &scoped
+        }
+        _ => req,
+    };
     let out = recall_with(app, req, Retrieval::Hybrid)?;
     app.metrics
         .observe_recall(out.millis / 1e3, out.used, out.budget);

@@ -8,6 +8,7 @@ mod relate;
 pub(crate) use batch::WINDOW;
 pub use batch::{store_batch, store_batch_reporting};
 
+use super::access::Access;
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::webhooks::{EventKind, MemoryEvent};
 use crate::App;
@@ -356,9 +357,20 @@ fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
 /// Relating and writing are one transaction holding the wing's write lock, so two stores into
 /// one wing, from any process or server, relate in one order or the other and never both
 /// against the same older state.
-pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
+///
+/// `access` must write to the wing, and to the wing of the memory `supersedes` names.
+pub fn store(app: &App, access: &Access, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
     let started = Instant::now();
     let mut p = prepare(app, &req)?;
+    access.check_write(&p.memory.wing)?;
+    if let Some(old) = p
+        .supersedes
+        .map(|id| app.store.load(id))
+        .transpose()?
+        .flatten()
+    {
+        access.check_write(&old.memory.wing)?;
+    }
     if let Some(dup) = duplicate(app, &p)? {
         return Ok(dup);
     }

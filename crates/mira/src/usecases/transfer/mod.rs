@@ -12,6 +12,7 @@
 
 pub mod line;
 
+use super::access::Access;
 use super::store::{store_batch_reporting, stored_content};
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
@@ -26,25 +27,33 @@ use std::path::Path;
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::thread::Scope;
 
-/// Writes every memory (of `wing`, or all) as JSON lines to `out`, oldest first, with the
-/// embeddings when `embeddings` is true. Returns how many were written.
+/// Writes every memory (of `wing`, or of every wing `access` may read) as JSON lines to
+/// `out`, oldest first, with the embeddings when `embeddings` is true. Returns how many were
+/// written.
 pub fn export(
     app: &App,
+    access: &Access,
     wing: Option<&str>,
     embeddings: bool,
     out: &mut dyn Write,
 ) -> UseCaseResult<u64> {
     if let Some(w) = wing {
         validate::name("wing", w)?;
+        access.check_read(w)?;
     }
+    let mut written = 0;
     let n = app
         .store
         .export_memories(wing, Parts::export(embeddings), |m| {
+            if !access.may_read(&m.memory.wing) {
+                return Ok(());
+            }
+            written += 1;
             let line = Line::from_stored(m).map_err(anyhow::Error::msg)?;
             writeln!(out, "{}", serde_json::to_string(&line)?)?;
             Ok::<_, anyhow::Error>(())
         });
-    let n = n.and_then(|n| Ok(out.flush().map(|_| n)?));
+    let n = n.and_then(|_| Ok(out.flush().map(|_| written)?));
     n.map_err(|e| UseCaseError::Internal(e.context("export failed")))
 }
 
