@@ -470,10 +470,12 @@ pub enum ImportFormat {
 /// The evaluation benchmarks.
 #[derive(Debug, Subcommand)]
 pub enum EvalBench {
-    /// Evidence recall on LoCoMo conversations (a folder of JSON files, or one file).
+    /// Evidence recall on data sets of conversations in the LoCoMo format (each a folder of
+    /// JSON files, or one file), one table per data set.
     Locomo {
-        /// The folder (or file).
-        path: PathBuf,
+        /// The data sets: folders (or files).
+        #[arg(required = true, num_args = 1..)]
+        paths: Vec<PathBuf>,
         /// Token budget per question.
         #[arg(long, default_value_t = 4000)]
         budget: u32,
@@ -487,7 +489,8 @@ pub enum EvalBench {
         /// Also report each conversation.
         #[arg(long)]
         per_conversation: bool,
-        /// Also run leave-one-conversation-out over the declared grid of ranking parameters.
+        /// Also score the ranking parameters chosen where they are not scored, over a declared
+        /// grid: leave one conversation out, leave one data set out, each stage switched off.
         #[arg(long)]
         loco: bool,
         /// Embed everything afresh instead of reusing the vectors of earlier runs
@@ -831,7 +834,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Eval {
             bench:
                 EvalBench::Locomo {
-                    path,
+                    paths,
                     budget,
                     max_questions,
                     k,
@@ -849,7 +852,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 .flatten();
             let cache = std::sync::Arc::new(crate::eval::EmbeddingCache::open(model, cache_path));
             let opts = crate::eval::EvalOptions {
-                path: path.clone(),
+                paths: paths.clone(),
                 budget: *budget,
                 max_questions: *max_questions,
                 k: k.map(usize::from),

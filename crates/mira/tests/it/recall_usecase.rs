@@ -312,3 +312,62 @@ fn large_scopes_find_by_meaning_on_both_backends() {
         assert!(!ids.contains(&kitten), "{}", db.name());
     }
 }
+
+/// A query that nothing in memory matches is told so in one line, with a short block, and the
+/// outcome says how far its best candidate stood out (`standout`); a query with an answer in
+/// memory (by its words or by its meaning alone) keeps its whole block, without the line.
+#[test]
+fn nothing_relevant_is_said_in_one_line_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, decision) = seeded(dir.path());
+    for more in [
+        "The release checklist lives in docs/release.md and is reviewed by two people.",
+        "Our API rate limit is 100 requests per minute per token.",
+        "The mobile app is written in Kotlin and Swift.",
+        "Logs are shipped to Loki and kept for thirty days.",
+        "The design system uses an 8px spacing grid.",
+        "Feature flags are managed in LaunchDarkly.",
+        "Unit tests must pass before any merge to main.",
+        "The frontend bundles with Vite and deploys to a CDN.",
+    ] {
+        put(&app, more, "proj");
+    }
+    let notice = mira::usecases::recall::NOTHING_RELEVANT_NOTICE;
+    for unrelated in [
+        "What is the boiling point of liquid nitrogen?",
+        "Give me a recipe for sourdough bread",
+        "Who painted the ceiling of the Sistine Chapel?",
+    ] {
+        let out = recall(&app, &ask(unrelated, Some("proj"), Some(4000))).unwrap();
+        assert!(!out.standout.relevant, "{unrelated}: {:?}", out.standout);
+        assert!(out.text.contains(notice), "{unrelated}: {}", out.text);
+        let memories = app.config.recall.nothing_relevant.memories;
+        assert!(out.items.len() <= memories, "{unrelated}: {}", out.text);
+        let json = serde_json::to_value(&out).unwrap();
+        assert_eq!(json["standout"]["relevant"], false, "{json}");
+        assert!(json["standout"]["lexical"].is_number());
+        assert!(json["standout"]["dense"].is_number());
+    }
+    for (related, words) in [
+        ("Why did we choose PostgreSQL?", true),
+        (
+            "Which relational database did the team pick for the next version?",
+            false,
+        ),
+        ("How long do we keep logs?", true),
+    ] {
+        let out = recall(&app, &ask(related, Some("proj"), Some(4000))).unwrap();
+        assert!(out.standout.relevant, "{related}: {:?}", out.standout);
+        assert!(!out.text.contains(notice), "{related}: {}", out.text);
+        assert!(out.items.len() > 3, "{related}: the whole block");
+        if words {
+            assert!(out.standout.lexical > 0.4, "{related}: {:?}", out.standout);
+        }
+    }
+    let out = recall(
+        &app,
+        &ask("Why did we choose PostgreSQL?", Some("proj"), None),
+    )
+    .unwrap();
+    assert_eq!(out.items[0].id, decision);
+}

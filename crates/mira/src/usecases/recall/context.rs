@@ -26,8 +26,9 @@ pub(super) struct Context {
 /// memory for being last.
 pub const SMALL_SCOPE: usize = 20;
 
-fn alloc_params(app: &App, candidates: usize) -> AllocParams {
+fn alloc_params(app: &App, candidates: usize, limit: Option<usize>) -> AllocParams {
     let a = &app.config.allocator;
+    let defaults = AllocParams::default();
     AllocParams {
         relevance_floor: if candidates <= SMALL_SCOPE {
             0.0
@@ -36,17 +37,18 @@ fn alloc_params(app: &App, candidates: usize) -> AllocParams {
         },
         redundancy: a.redundancy_threshold,
         pinned_share: a.pinned_share,
-        ..AllocParams::default()
+        max_selections: limit.unwrap_or(defaults.max_selections),
     }
 }
 
-/// Chooses what of `cands` (in relevance order) fits `frame.budget`, frame included, and
-/// renders the block in `order`.
+/// Chooses what of `cands` (in relevance order) fits `frame.budget`, frame included, at most
+/// `limit` memories when given, and renders the block in `order`.
 pub(super) fn build(
     app: &App,
     frame: &Frame<'_>,
     cands: &[Candidate],
     order: Order,
+    limit: Option<usize>,
 ) -> anyhow::Result<Context> {
     let reserve = frame.reserve(cands.len());
     let needs_costs: Vec<MemoryId> = cands
@@ -79,7 +81,7 @@ pub(super) fn build(
     let selections = allocate::allocate(
         &alloc,
         frame.budget.saturating_sub(reserve),
-        &alloc_params(app, cands.len()),
+        &alloc_params(app, cands.len(), limit),
         &mut |i, j| unit_cosine(&cands[i].embedding, &cands[j].embedding),
     );
     let missing: Vec<MemoryId> = selections

@@ -2,12 +2,13 @@
 //!
 //! query → embedding (LRU cache, expansion variants averaged) → the memories of the scope ranked
 //! by relevance from the in-memory catalog (`retrieve`: BM25 and cosine fused by z-scores,
-//! session-neighbour propagation, entity boost; see `mira_core::rank`) → fallback wings when the
-//! scope is empty → the successors of superseded memories, and the scope's pinned memories →
+//! session-neighbour propagation, entity boost, session diversity; see `mira_core::rank`), with
+//! how far the best stands above the scope's background → fallback wings when the scope is
+//! empty → the successors of superseded memories, and the scope's pinned memories →
 //! the allocator walks down the relevance order (pinned first, relevance floor, redundancy,
 //! richest mode that fits; `mira_core::allocate`) → the context block, shown by relevance or in
-//! time order. The whole answer, frame included, never exceeds the budget. Recall never writes
-//! to the database.
+//! time order; when nothing stands out, a short block that says so. The whole answer, frame
+//! included, never exceeds the budget. Recall never writes to the database.
 
 mod context;
 mod retrieve;
@@ -20,11 +21,11 @@ use crate::config::SupersededPolicy;
 use crate::App;
 use mira_core::lexical::Bm25Params;
 use mira_core::memory::MemoryId;
-use mira_core::rank::RankParams;
+use mira_core::rank::{RankParams, Standout, StandoutLevels};
 use mira_core::render::Frame;
 use mira_store::index::{Card, VectorIndexManager};
 use mira_store::Scope;
-use retrieve::{rank, RankInput};
+use retrieve::{rank, RankInput, Ranking};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -39,6 +40,10 @@ pub const INSTRUCTIONS_MIN_BUDGET: u32 = 500;
 /// The line a recall ranked without the model adds under the query.
 pub const LEXICAL_ONLY_NOTICE: &str =
     "Note: ranked by words only (no embedding model installed: run scripts/fetch-model.sh).";
+
+/// The line a recall adds under the query when no memory stands out.
+pub const NOTHING_RELEVANT_NOTICE: &str =
+    "Note: nothing in memory closely matches this query; the nearest memories follow.";
 
 /// A recall request.
 #[derive(Debug, Clone, Default)]
@@ -142,8 +147,35 @@ pub struct RecallOutcome {
     /// Whether the ranking had no query embedding (no model installed): BM25 alone, and the
     /// block says so under the query.
     pub lexical_only: bool,
+    /// How far the best memory stands above the scope's background: when nothing does
+    /// (`relevant` false), the block is short and says so under the query.
+    pub standout: StandoutReport,
     /// Time spent, in milliseconds.
     pub millis: f64,
+}
+
+/// How far the best memory of a recall stands above the rest of its scope: the absolute signal
+/// that tells a query with something relevant in memory from one with nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StandoutReport {
+    /// The best cosine above the scope's mean cosine with the query, as a share of what
+    /// separates that mean from a perfect match (`null`: ranked without the model).
+    pub dense: Option<f32>,
+    /// The largest share of the query's information (the IDF of its words) one memory holds.
+    pub lexical: f32,
+    /// Whether either reaches its level (`recall.nothing_relevant`): something relevant stands
+    /// out.
+    pub relevant: bool,
+}
+
+impl StandoutReport {
+    fn new(standout: Standout, levels: &StandoutLevels) -> StandoutReport {
+        StandoutReport {
+            dense: standout.dense,
+            lexical: standout.lexical,
+            relevant: standout.stands_out(levels),
+        }
+    }
 }
 
 /// Which retrieval stages run (the full pipeline, or a baseline for evaluation).
@@ -185,6 +217,9 @@ pub fn configured_rank_params(app: &App) -> RankParams {
         propagation: r.propagation,
         propagation_decay: r.propagation_decay,
         propagation_reach: r.propagation_reach,
+        propagation_tokens: r.propagation_tokens,
+        propagation_saturation: r.propagation_saturation,
+        session_diversity: r.session_diversity,
         entity_boost: r.entity_boost,
         bm25: Bm25Params {
             k1: r.bm25_k1,
@@ -332,6 +367,8 @@ struct Ranked {
     fallback_wing: Option<String>,
     /// Whether a mode that wants the query's embedding had none (no model installed).
     lexical_only: bool,
+    /// How far the best stands out.
+    standout: Standout,
 }
 
 fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Ranked> {
@@ -350,6 +387,7 @@ fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Rank
     );
     let mut fallback_wing = None;
     let mut cands = Vec::new();
+    let mut standout = Standout::default();
     for (fallback, wing) in scopes {
         let input = RankInput {
             query: &req.query,
@@ -363,7 +401,11 @@ fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Rank
             exhaustive_below: r.exhaustive_below,
             k: app.config.allocator.max_candidates,
         };
-        cands = rank(app, index, &input)?;
+        let Ranking {
+            candidates,
+            standout: found,
+        } = rank(app, index, &input)?;
+        (cands, standout) = (candidates, found);
         if !cands.is_empty() {
             fallback_wing = fallback;
             break;
@@ -383,6 +425,7 @@ fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Rank
         candidates,
         fallback_wing,
         lexical_only,
+        standout,
     })
 }
 
@@ -418,16 +461,29 @@ pub fn recall_with(
         candidates,
         fallback_wing,
         lexical_only,
+        standout,
     } = ranked(app, req, mode)?;
     let ranking = cands.iter().map(|c| c.card.id).collect();
     let relevances = cands.iter().map(|c| c.relevance).collect();
+    let nothing = &app.config.recall.nothing_relevant;
+    let standout = StandoutReport::new(standout, &nothing.levels());
+    // Only the full pipeline measures both signals; baselines keep their whole block.
+    let quiet = mode == Retrieval::Hybrid && !standout.relevant && !cands.is_empty();
+    let notices: Vec<&str> = [
+        lexical_only.then_some(LEXICAL_ONLY_NOTICE),
+        quiet.then_some(NOTHING_RELEVANT_NOTICE),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let notice = notices.join(" ");
     let frame = Frame {
         query: &req.query,
         budget,
         wing: fallback_wing.as_deref().or(req.wing.as_deref()),
         fallback: fallback_wing.is_some(),
         instructions: app.config.recall.instructions && budget >= INSTRUCTIONS_MIN_BUDGET,
-        notice: lexical_only.then_some(LEXICAL_ONLY_NOTICE),
+        notice: (!notice.is_empty()).then_some(notice.as_str()),
     };
     let smallest = frame.reserve(1);
     if smallest > budget {
@@ -436,7 +492,9 @@ pub fn recall_with(
             smallest + 20
         )));
     }
-    let context::Context { items, text, used } = context::build(app, &frame, &cands, req.order)?;
+    let limit = quiet.then_some(nothing.memories);
+    let context::Context { items, text, used } =
+        context::build(app, &frame, &cands, req.order, limit)?;
     Ok(RecallOutcome {
         query: req.query.clone(),
         budget,
@@ -449,6 +507,7 @@ pub fn recall_with(
         relevances,
         text,
         lexical_only,
+        standout,
         millis: started.elapsed().as_secs_f64() * 1000.0,
     })
 }
