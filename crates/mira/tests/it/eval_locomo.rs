@@ -57,9 +57,9 @@ fn eval_reports_every_system_and_category() {
     let mira = &d.systems["mira"].overall;
     assert!(mira.recall_at_10 > 0.2, "{mira:?}");
     assert!(mira.session_any_at_5 > 0.5, "{mira:?}");
-    // Questions of another conversation are asked too, and count apart.
-    assert!(d.foreign_questions > 0);
-    assert!(d.systems["mira"].by_category["other"].questions == d.foreign_questions);
+    // One conversation: no other conversation's questions to ask.
+    assert_eq!(d.foreign_questions, 0);
+    assert!(!d.systems["mira"].by_category.contains_key("other"));
     let json = serde_json::to_value(&report).unwrap();
     let js = &json["datasets"][0];
     assert!(js["systems"]["mira"]["by_category"]["1"]["recall@10"].is_number());
@@ -146,8 +146,15 @@ fn eval_compares_postgres_text_rankings_with_bm25() {
 #[test]
 fn eval_scores_several_data_sets_and_leaves_each_out() {
     let dir = locomo_dir();
+    // A data set of two conversations, and one of a single conversation.
+    let tmp = tempfile::tempdir().unwrap();
+    let pair = tmp.path().join("pair");
+    std::fs::create_dir(&pair).unwrap();
+    for f in ["30.json", "26.json"] {
+        std::fs::copy(dir.join(f), pair.join(f)).unwrap();
+    }
     let opts = mira::eval::EvalOptions {
-        paths: vec![dir.join("30.json"), dir.join("26.json")],
+        paths: vec![pair, dir.join("26.json")],
         budget: 2000,
         max_questions: Some(8),
         k: None,
@@ -157,7 +164,17 @@ fn eval_scores_several_data_sets_and_leaves_each_out() {
     };
     let report = mira::eval::run(&mira::Config::default(), crate::common::model(), &opts).unwrap();
     let names: Vec<&str> = report.datasets.iter().map(|d| d.name.as_str()).collect();
-    assert_eq!(names, ["30", "26"]);
+    assert_eq!(names, ["pair", "26"]);
+    let pair = &report.datasets[0];
+    assert_eq!(pair.conversations.len(), 2);
+    // Each conversation is also asked questions of the other, which nothing in it answers:
+    // they count apart, for tokens only.
+    assert!(pair.foreign_questions > 0);
+    let other = &pair.systems["mira"].by_category["other"];
+    assert_eq!(other.questions, pair.foreign_questions);
+    assert_eq!(other.recall_at_10, 0.0);
+    assert!(other.mean_tokens > 0.0);
+    assert!(pair.systems["mira"].overall.nothing_relevant <= other.nothing_relevant);
     let loco = report.loco.as_ref().unwrap();
     assert_eq!(loco.grid[0], "configured");
     assert_eq!(loco.datasets.len(), 2);
@@ -178,7 +195,7 @@ fn eval_scores_several_data_sets_and_leaves_each_out() {
         .iter()
         .any(|s| s.stage == "neighbour propagation" && s.datasets.len() == 2));
     let table = mira::eval::render_table(&report, false);
-    for part in ["30:", "26:", "data set out", "Stages"] {
+    for part in ["pair:", "26:", "other", "data set out", "Stages"] {
         assert!(table.contains(part), "{part}: {table}");
     }
 }

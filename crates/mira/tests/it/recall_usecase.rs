@@ -329,6 +329,7 @@ fn nothing_relevant_is_said_in_one_line_and_reported() {
         "Feature flags are managed in LaunchDarkly.",
         "Unit tests must pass before any merge to main.",
         "The frontend bundles with Vite and deploys to a CDN.",
+        "The office cat sleeps on the sofa all afternoon.",
     ] {
         put(&app, more, "proj");
     }
@@ -350,11 +351,9 @@ fn nothing_relevant_is_said_in_one_line_and_reported() {
     }
     for (related, words) in [
         ("Why did we choose PostgreSQL?", true),
-        (
-            "Which relational database did the team pick for the next version?",
-            false,
-        ),
-        ("How long do we keep logs?", true),
+        ("Where does the kitty nap?", false),
+        ("Where are the logs shipped?", true),
+        ("How long do we keep logs?", false),
     ] {
         let out = recall(&app, &ask(related, Some("proj"), Some(4000))).unwrap();
         assert!(out.standout.relevant, "{related}: {:?}", out.standout);

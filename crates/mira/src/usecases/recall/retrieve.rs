@@ -60,6 +60,9 @@ pub(super) struct RankInput<'a> {
     pub k: usize,
 }
 
+/// The best cosine of a ranking's pool and the mean cosine of its scope with the query.
+type BestAndMean = (f32, f32);
+
 /// The memories of a scope ranked by relevance, and how far the best stands out.
 pub(super) struct Ranking {
     /// Best first, at most `k`.
@@ -399,7 +402,7 @@ impl<'v, 'a> Ranker<'v, 'a> {
 
     /// F over the pool, then G with neighbours and the entity boost; with the best cosine of
     /// the pool and the mean cosine of the scope, when the query has a vector.
-    fn hybrid(&mut self) -> (Vec<(u32, f32)>, Option<(f32, f32)>) {
+    fn hybrid(&mut self) -> (Vec<(u32, f32)>, Option<BestAndMean>) {
         let p = self.input.params;
         let pool = self.pool();
         if pool.is_empty() {
