@@ -313,9 +313,11 @@ fn large_scopes_find_by_meaning_on_both_backends() {
     }
 }
 
-/// A query that nothing in memory matches is told so in one line, with a short block, and the
-/// outcome says how far its best candidate stood out (`standout`); a query with an answer in
-/// memory (by its words or by its meaning alone) keeps its whole block, without the line.
+/// In a scope of more than 20 memories, a query that nothing in memory matches is told so in
+/// one line, with a short block, and the outcome says how far its best candidate stood out
+/// (`standout`); a query with an answer in memory (by its words or by its meaning alone) keeps
+/// its block, without the line. A budget too small for the line gets the block without
+/// it.
 #[test]
 fn nothing_relevant_is_said_in_one_line_and_reported() {
     let dir = tempfile::tempdir().unwrap();
@@ -330,6 +332,12 @@ fn nothing_relevant_is_said_in_one_line_and_reported() {
         "Unit tests must pass before any merge to main.",
         "The frontend bundles with Vite and deploys to a CDN.",
         "The office cat sleeps on the sofa all afternoon.",
+        "Code review comments are resolved by the author, not the reviewer.",
+        "The on-call rotation changes every Monday at noon.",
+        "Our Terraform state is stored in an S3 bucket with locking.",
+        "Error budgets are reviewed at the monthly reliability meeting.",
+        "The search service uses Elasticsearch with three shards.",
+        "Secrets are kept in Vault and rotated every ninety days.",
     ] {
         put(&app, more, "proj");
     }
@@ -358,7 +366,7 @@ fn nothing_relevant_is_said_in_one_line_and_reported() {
         let out = recall(&app, &ask(related, Some("proj"), Some(4000))).unwrap();
         assert!(out.standout.relevant, "{related}: {:?}", out.standout);
         assert!(!out.text.contains(notice), "{related}: {}", out.text);
-        assert!(out.items.len() > 3, "{related}: the whole block");
+        assert!(!out.items.is_empty(), "{related}");
         if words {
             assert!(out.standout.lexical > 0.4, "{related}: {:?}", out.standout);
         }
@@ -369,4 +377,12 @@ fn nothing_relevant_is_said_in_one_line_and_reported() {
     )
     .unwrap();
     assert_eq!(out.items[0].id, decision);
+    let tight = recall(
+        &app,
+        &ask("Who painted the Sistine Chapel?", Some("proj"), Some(40)),
+    )
+    .unwrap();
+    assert!(!tight.standout.relevant);
+    assert!(!tight.text.contains(notice), "{}", tight.text);
+    assert!(tight.used <= 40);
 }

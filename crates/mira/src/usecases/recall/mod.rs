@@ -448,6 +448,23 @@ pub fn recall(app: &App, req: &RecallRequest) -> UseCaseResult<RecallOutcome> {
     Ok(out)
 }
 
+/// The frame of a recall's block, without a notice.
+fn frame_of<'a>(
+    app: &App,
+    req: &'a RecallRequest,
+    budget: u32,
+    fallback_wing: Option<&'a str>,
+) -> Frame<'a> {
+    Frame {
+        query: &req.query,
+        budget,
+        wing: fallback_wing.or(req.wing.as_deref()),
+        fallback: fallback_wing.is_some(),
+        instructions: app.config.recall.instructions && budget >= INSTRUCTIONS_MIN_BUDGET,
+        notice: None,
+    }
+}
+
 /// Recall with a chosen retrieval mode (baselines are used by `mira eval`).
 pub fn recall_with(
     app: &App,
@@ -469,21 +486,32 @@ pub fn recall_with(
     let standout = StandoutReport::new(standout, &nothing.levels());
     // Only the full pipeline measures both signals; baselines keep their whole block.
     let quiet = mode == Retrieval::Hybrid && !standout.relevant && !cands.is_empty();
-    let notices: Vec<&str> = [
-        lexical_only.then_some(LEXICAL_ONLY_NOTICE),
-        quiet.then_some(NOTHING_RELEVANT_NOTICE),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    let notice = notices.join(" ");
+    let frame_with = |quiet: bool| {
+        let notice = [
+            lexical_only.then_some(LEXICAL_ONLY_NOTICE),
+            quiet.then_some(NOTHING_RELEVANT_NOTICE),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+        (!notice.is_empty()).then_some(notice)
+    };
+    // The line that says nothing stands out is left out when it alone would not fit.
+    let fits = |notice: &Option<String>| {
+        Frame {
+            notice: notice.as_deref(),
+            ..frame_of(app, req, budget, fallback_wing.as_deref())
+        }
+        .reserve(1)
+            <= budget
+    };
+    let notice = Some(frame_with(quiet))
+        .filter(|n| !quiet || fits(n))
+        .unwrap_or_else(|| frame_with(false));
     let frame = Frame {
-        query: &req.query,
-        budget,
-        wing: fallback_wing.as_deref().or(req.wing.as_deref()),
-        fallback: fallback_wing.is_some(),
-        instructions: app.config.recall.instructions && budget >= INSTRUCTIONS_MIN_BUDGET,
-        notice: (!notice.is_empty()).then_some(notice.as_str()),
+        notice: notice.as_deref(),
+        ..frame_of(app, req, budget, fallback_wing.as_deref())
     };
     let smallest = frame.reserve(1);
     if smallest > budget {
@@ -492,7 +520,8 @@ pub fn recall_with(
             smallest + 20
         )));
     }
-    let limit = quiet.then_some(nothing.memories);
+    // A small scope is shown whole (as when something stands out), the line saying so.
+    let limit = (quiet && cands.len() > context::SMALL_SCOPE).then_some(nothing.memories);
     let context::Context { items, text, used } =
         context::build(app, &frame, &cands, req.order, limit)?;
     Ok(RecallOutcome {
