@@ -440,8 +440,9 @@ pub enum Command {
         #[command(subcommand)]
         action: TokenAction,
     },
-    /// A coding agent's client hooks: the briefing when a session starts, capture of what it
-    /// leaves (`mira hook install claude-code` sets them up).
+    /// Client hooks: a briefing when a session starts, capture when it ends (`hook install`).
+    ///
+    /// `mira hook install claude-code` sets them up in Claude Code's settings.
     Hook {
         /// The event, or install / uninstall.
         #[command(subcommand)]
@@ -547,10 +548,12 @@ pub enum ImportFormat {
 /// The evaluation benchmarks.
 #[derive(Debug, Subcommand)]
 pub enum EvalBench {
-    /// Evidence recall on LoCoMo conversations (a folder of JSON files, or one file).
+    /// Evidence recall on data sets of conversations in the LoCoMo format (each a folder of
+    /// JSON files, or one file), one table per data set.
     Locomo {
-        /// The folder (or file).
-        path: PathBuf,
+        /// The data sets: folders (or files).
+        #[arg(required = true, num_args = 1..)]
+        paths: Vec<PathBuf>,
         /// Token budget per question.
         #[arg(long, default_value_t = 4000)]
         budget: u32,
@@ -564,7 +567,8 @@ pub enum EvalBench {
         /// Also report each conversation.
         #[arg(long)]
         per_conversation: bool,
-        /// Also run leave-one-conversation-out over the declared grid of ranking parameters.
+        /// Also score the ranking parameters chosen where they are not scored, over a declared
+        /// grid: leave one conversation out, leave one data set out, each stage switched off.
         #[arg(long)]
         loco: bool,
         /// Embed everything afresh instead of reusing the vectors of earlier runs
@@ -1080,7 +1084,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Eval {
             bench:
                 EvalBench::Locomo {
-                    path,
+                    paths,
                     budget,
                     max_questions,
                     k,
@@ -1098,7 +1102,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 .flatten();
             let cache = std::sync::Arc::new(crate::eval::EmbeddingCache::open(model, cache_path));
             let opts = crate::eval::EvalOptions {
-                path: path.clone(),
+                paths: paths.clone(),
                 budget: *budget,
                 max_questions: *max_questions,
                 k: k.map(usize::from),

@@ -498,6 +498,41 @@ pub struct RecallConfig {
     pub superseded: SupersededPolicy,
     /// The relevance ranking.
     pub ranking: RankingConfig,
+    /// When a recall says that nothing in memory closely matches its query.
+    pub nothing_relevant: NothingRelevantConfig,
+}
+
+/// `recall.nothing_relevant:` when no memory stands out from the rest of the scope, the block
+/// shows only the nearest few and says so (README, "Nothing relevant").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NothingRelevantConfig {
+    /// Something stands out when the best cosine reaches this share, in [0, 1], of the way
+    /// from the scope's mean cosine with the query to a perfect match.
+    pub dense: f32,
+    /// ... or when one memory holds this share, in [0, 1], of the query's information (the
+    /// IDF of its words).
+    pub lexical: f32,
+    /// Memories shown when nothing stands out (at most).
+    pub memories: usize,
+}
+impl Default for NothingRelevantConfig {
+    fn default() -> Self {
+        NothingRelevantConfig {
+            dense: 0.3,
+            lexical: 0.4,
+            memories: 3,
+        }
+    }
+}
+impl NothingRelevantConfig {
+    /// The levels as the ranking states them.
+    pub fn levels(&self) -> mira_core::rank::StandoutLevels {
+        mira_core::rank::StandoutLevels {
+            dense: self.dense,
+            lexical: self.lexical,
+        }
+    }
 }
 
 /// `recall.ranking:` how memories are ranked by relevance (docs/benchmarks.md, "Recall quality").
@@ -512,6 +547,15 @@ pub struct RankingConfig {
     pub propagation_decay: f32,
     /// Neighbours counted on each side (0..=10).
     pub propagation_reach: usize,
+    /// A memory longer than this many tokens receives proportionally less from its neighbours
+    /// (0: no limit): a short turn of a chat needs the turns around it, a long one stands alone.
+    pub propagation_tokens: u32,
+    /// In [0, 1]: how much a memory's own score limits what its neighbours add (0: not at
+    /// all; 1: a perfect match gains nothing).
+    pub propagation_saturation: f32,
+    /// What (≥ 0) each further memory of a session already ranked higher loses, so that the
+    /// best candidates reach more sessions (0: off).
+    pub session_diversity: f32,
     /// Added (≥ 0) to memories by or about the one person a query names.
     pub entity_boost: f32,
     /// BM25 term-frequency saturation k1 (0..=5).
@@ -529,6 +573,9 @@ impl Default for RankingConfig {
             propagation: 0.5,
             propagation_decay: 0.5,
             propagation_reach: 3,
+            propagation_tokens: 128,
+            propagation_saturation: 0.0,
+            session_diversity: 0.0,
             entity_boost: 0.2,
             bm25_k1: 0.9,
             bm25_b: 0.0,
@@ -543,6 +590,7 @@ impl Default for RecallConfig {
             instructions: true,
             superseded: SupersededPolicy::Header,
             ranking: RankingConfig::default(),
+            nothing_relevant: NothingRelevantConfig::default(),
         }
     }
 }
@@ -1160,9 +1208,40 @@ impl Config {
             "must be in 0..=10",
         )?;
         check(
+            k.propagation_tokens <= 100_000,
+            "recall.ranking.propagation_tokens",
+            "must be in 0..=100000 (0: no limit)",
+        )?;
+        check(
+            unit(k.propagation_saturation as f64),
+            "recall.ranking.propagation_saturation",
+            "must be in [0, 1]",
+        )?;
+        check(
+            (0.0..=1.0).contains(&k.session_diversity),
+            "recall.ranking.session_diversity",
+            "must be in [0, 1]",
+        )?;
+        check(
             (0.0..=10.0).contains(&k.entity_boost),
             "recall.ranking.entity_boost",
             "must be in [0, 10]",
+        )?;
+        let n = &r.nothing_relevant;
+        check(
+            unit(n.dense as f64),
+            "recall.nothing_relevant.dense",
+            "must be in [0, 1]",
+        )?;
+        check(
+            unit(n.lexical as f64),
+            "recall.nothing_relevant.lexical",
+            "must be in [0, 1]",
+        )?;
+        check(
+            n.memories <= 100,
+            "recall.nothing_relevant.memories",
+            "must be in 0..=100",
         )?;
         check(
             (0.0..=5.0).contains(&k.bm25_k1),

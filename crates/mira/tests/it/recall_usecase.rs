@@ -340,3 +340,91 @@ fn large_scopes_find_by_meaning_on_both_backends() {
         assert!(!ids.contains(&kitten), "{}", db.name());
     }
 }
+
+/// In a scope of more than 20 memories, a query that nothing in memory matches is told so in
+/// one line, with a short block, and the outcome says how far its best candidate stood out
+/// (`standout`); a query with an answer in memory (by its words or by its meaning alone) keeps
+/// its block, without the line. A budget too small for the line gets the block without
+/// it.
+#[test]
+fn nothing_relevant_is_said_in_one_line_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, decision) = seeded(dir.path());
+    for more in [
+        "The release checklist lives in docs/release.md and is reviewed by two people.",
+        "Our API rate limit is 100 requests per minute per token.",
+        "The mobile app is written in Kotlin and Swift.",
+        "Logs are shipped to Loki and kept for thirty days.",
+        "The design system uses an 8px spacing grid.",
+        "Feature flags are managed in LaunchDarkly.",
+        "Unit tests must pass before any merge to main.",
+        "The frontend bundles with Vite and deploys to a CDN.",
+        "The office cat sleeps on the sofa all afternoon.",
+        "Code review comments are resolved by the author, not the reviewer.",
+        "The on-call rotation changes every Monday at noon.",
+        "Our Terraform state is stored in an S3 bucket with locking.",
+        "Error budgets are reviewed at the monthly reliability meeting.",
+        "The search service uses Elasticsearch with three shards.",
+        "Secrets are kept in Vault and rotated every ninety days.",
+    ] {
+        put(&app, more, "proj");
+    }
+    let notice = mira::usecases::recall::NOTHING_RELEVANT_NOTICE;
+    for unrelated in [
+        "What is the boiling point of liquid nitrogen?",
+        "Give me a recipe for sourdough bread",
+        "Who painted the ceiling of the Sistine Chapel?",
+    ] {
+        let out = recall(
+            &app,
+            &Access::local(),
+            &ask(unrelated, Some("proj"), Some(4000)),
+        )
+        .unwrap();
+        assert!(!out.standout.relevant, "{unrelated}: {:?}", out.standout);
+        assert!(out.text.contains(notice), "{unrelated}: {}", out.text);
+        let memories = app.config.recall.nothing_relevant.memories;
+        assert!(out.items.len() <= memories, "{unrelated}: {}", out.text);
+        let json = serde_json::to_value(&out).unwrap();
+        assert_eq!(json["standout"]["relevant"], false, "{json}");
+        assert!(json["standout"]["lexical"].is_number());
+        assert!(json["standout"]["dense"].is_number());
+    }
+    for (related, words) in [
+        ("Why did we choose PostgreSQL?", true),
+        ("Where does the kitty nap?", false),
+        ("Where are the logs shipped?", true),
+        ("How long do we keep logs?", false),
+    ] {
+        let out = recall(
+            &app,
+            &Access::local(),
+            &ask(related, Some("proj"), Some(4000)),
+        )
+        .unwrap();
+        assert!(out.standout.relevant, "{related}: {:?}", out.standout);
+        assert!(!out.text.contains(notice), "{related}: {}", out.text);
+        assert!(!out.items.is_empty(), "{related}");
+        if words {
+            assert!(out.standout.lexical > 0.4, "{related}: {:?}", out.standout);
+        }
+    }
+    let out = recall(
+        &app,
+        &Access::local(),
+        &ask("Why did we choose PostgreSQL?", Some("proj"), None),
+    )
+    .unwrap();
+    assert_eq!(out.items[0].id, decision);
+    let tight = recall(
+        &app,
+        &Access::local(),
+        &ask("Who painted the Sistine Chapel?", Some("proj"), Some(50)),
+    )
+    .unwrap();
+    // Room for one memory's header, not for the line as well: the memory is shown.
+    assert!(!tight.standout.relevant);
+    assert!(!tight.text.contains(notice), "{}", tight.text);
+    assert_eq!(tight.items.len(), 1, "{}", tight.text);
+    assert!(tight.used <= 50);
+}

@@ -28,8 +28,9 @@ pub(super) struct Context {
 /// memory for being last.
 pub const SMALL_SCOPE: usize = 20;
 
-fn alloc_params(app: &App, candidates: usize) -> AllocParams {
+fn alloc_params(app: &App, candidates: usize, limit: Option<usize>) -> AllocParams {
     let a = &app.config.allocator;
+    let defaults = AllocParams::default();
     AllocParams {
         relevance_floor: if candidates <= SMALL_SCOPE {
             0.0
@@ -38,7 +39,7 @@ fn alloc_params(app: &App, candidates: usize) -> AllocParams {
         },
         redundancy: a.redundancy_threshold,
         pinned_share: a.pinned_share,
-        ..AllocParams::default()
+        max_selections: limit.unwrap_or(defaults.max_selections),
     }
 }
 
@@ -59,14 +60,15 @@ fn left_out_notice(ids: &[MemoryId]) -> String {
     format!("Pinned, left out for lack of budget: {}.", ids.join(", "))
 }
 
-/// Chooses what of `cands` (in relevance order) fits `frame.budget`, frame included, and
-/// renders the block in `order`. When candidates exist but not one fits, the error says the
+/// Chooses what of `cands` (in relevance order) fits `frame.budget`, frame included, at most
+/// `limit` memories when given, and renders the block in `order`. When candidates exist but not one fits, the error says the
 /// smallest budget that shows one; a pinned memory that does not fit is named under the query.
 pub(super) fn build(
     app: &App,
     frame: &Frame<'_>,
     cands: &[Candidate],
     order: Order,
+    limit: Option<usize>,
 ) -> UseCaseResult<Context> {
     let needs_costs: Vec<MemoryId> = cands
         .iter()
@@ -100,7 +102,7 @@ pub(super) fn build(
             }
         })
         .collect();
-    let params = alloc_params(app, cands.len());
+    let params = alloc_params(app, cands.len(), limit);
     // Every pinned candidate, named: the most the line naming those left out can cost.
     let pinned: Vec<MemoryId> = cands
         .iter()
