@@ -45,13 +45,14 @@ fuzz_target!(|data: &[u8]| {
     })
     .collect();
     assert_eq!(sections[0].cost, costs.header);
+    let notices = [content.to_owned()];
     let frame = Frame {
         query,
         budget: 4000,
         wing: Some(query),
         fallback: false,
-        instructions: true,
-        notice: Some(content),
+        instructions: Some(render::Surface::Mcp),
+        notices: &notices,
     };
     let (block, _) = render::context_block(&frame, &sections);
     assert!(

@@ -357,6 +357,8 @@ fn counts_timeline_and_archive_keep_to_the_wings_asked() {
             until_ms: None,
             include_archived: true,
             include_superseded: true,
+            source: None,
+            pinned_only: false,
             newest_first: false,
             after: None,
             limit: 10,
@@ -694,6 +696,7 @@ fn the_source_is_stored_filtered_and_counted() {
             .unwrap();
         let query = |source, pinned_only| TimelineQuery {
             wing: Some("w".into()),
+            wings: None,
             room: None,
             memory_type: None,
             since_ms: None,
