@@ -1,6 +1,6 @@
 //! How mira's servers run (the MCP server, the memory browser, the health and metrics
 //! endpoints): the address they listen on and the exposure rule every listener goes through
-//! ([`listen`]), their async runtime, and the signal that stops them.
+//! (`listen`), their async runtime, and the signal that stops them.
 
 use crate::config::McpHttpConfig;
 use crate::App;

@@ -2,7 +2,7 @@
 //! conversations in the LoCoMo format, side by side with four baselines (BM25 alone, dense
 //! alone, plain RRF of the two, the database's full-text search) in the same run, one table per
 //! data set (and per conversation if asked), and with `--loco` the choice of ranking parameters
-//! scored where it was not made ([`loco`]: leave one conversation out, leave one data set out).
+//! scored where it was not made (`loco`: leave one conversation out, leave one data set out).
 //!
 //! Protocol: each conversation goes into a fresh temporary store (one wing per conversation,
 //! one memory per turn, content `speaker: text`, created_at from the session date, turns one

@@ -302,8 +302,8 @@ fn forgotten(m: &Memory, c: &DeleteCounts) -> ForgetOutcome {
     }
 }
 
-/// What forgetting deletes, as a question or a refusal names it: `<short id> ([<type>]
-/// <summary>, wing <w>) with its <n> tags and <m> causal edges`.
+/// What forgetting deletes, as a question or a refusal names it: `SHORT_ID ([TYPE] SUMMARY, wing
+/// W) with its N tags and M causal edges`.
 pub fn render_forget_target(o: &ForgetOutcome) -> String {
     format!(
         "{} ([{}] {}, wing {}) with its {} and {}",
