@@ -5,7 +5,7 @@
 //! - `session-start`: the briefing of the project's wing ([`crate::usecases::briefing`]) as
 //!   context for the agent;
 //! - `user-prompt`: a recall for the prompt, added only when something relevant stands out
-//!   ([`stands_out`]); off unless installed with `--with-user-prompt`;
+//!   (recall's `standout`); off unless installed with `--with-user-prompt`;
 //! - `pre-compact`, `session-end`, `stop`: what the session's transcript leaves in memory
 //!   ([`rules`], stored by [`crate::usecases::capture`]).
 //!
@@ -272,7 +272,8 @@ fn user_prompt(app: &App, wing: &str, payload: &Payload) -> Result<(String, Stri
         },
     )
     .map_err(|e| anyhow::anyhow!("{e}"))?;
-    if !stands_out(&outcome) {
+    // Recall's own measure of whether its best memory stands above the wing's background.
+    if !outcome.standout.relevant {
         return Ok((
             format!(
                 "recall: nothing stands out ({} candidates)",
@@ -290,30 +291,6 @@ fn user_prompt(app: &App, wing: &str, payload: &Payload) -> Result<(String, Stri
         outcome.text,
     ))
 }
-
-/// Whether a recall found something relevant enough to put before the agent unasked.
-///
-/// Provisional, until recall reports how far its best candidate stands above the store's
-/// background: at least one recalled memory shares `SHARED_TERMS` (2) distinct content terms
-/// (stemmed) with the query, so that a prompt about something the memory never mentions adds
-/// nothing.
-pub fn stands_out(outcome: &recall::RecallOutcome) -> bool {
-    let query: std::collections::HashSet<String> = mira_core::lexical::terms(&outcome.query)
-        .into_iter()
-        .collect();
-    outcome.items.iter().any(|item| {
-        let mut shared: Vec<String> = mira_core::lexical::terms(&item.text)
-            .into_iter()
-            .filter(|t| query.contains(t))
-            .collect();
-        shared.sort();
-        shared.dedup();
-        shared.len() >= SHARED_TERMS
-    })
-}
-
-/// Content terms a recalled memory must share with the prompt ([`stands_out`]).
-const SHARED_TERMS: usize = 2;
 
 /// The candidates of the session the payload names.
 fn read_session(
