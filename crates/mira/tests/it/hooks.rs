@@ -612,8 +612,9 @@ fn capture_can_be_turned_off_per_project() {
     assert!(!ms.is_empty() && ms.iter().all(|m| m["wing"] == "billing-v2"));
 }
 
-#[test]
-fn captured_memories_are_marked_in_load_timeline_and_export() {
+/// The billing project with the dev session captured and one memory stored by hand: the
+/// project, every memory exported, and how many of them were captured.
+fn captured_and_stored() -> (Project, Vec<Value>, usize) {
     let p = project("billing-service");
     capture(&p, "session-end", DEV_SESSION, &data("session-dev.jsonl"));
     stdout(mira(&p.storage).args([
@@ -624,6 +625,12 @@ fn captured_memories_are_marked_in_load_timeline_and_export() {
     ]));
     let all = memories(&p);
     let captured_n = all.iter().filter(|m| m["source"] == "captured").count();
+    (p, all, captured_n)
+}
+
+#[test]
+fn captured_memories_are_marked_in_load_timeline_and_export() {
+    let (p, all, captured_n) = captured_and_stored();
     let stored = all.iter().find(|m| m["source"].is_null()).unwrap();
     assert_eq!(
         captured_n + 1,
@@ -713,16 +720,7 @@ fn the_prompt_hook_adds_context_only_when_something_stands_out() {
 #[test]
 fn captured_memories_are_shown_and_filtered_over_mcp_in_the_browser_and_in_status() {
     let _serial = crate::mcp_common::serial();
-    let p = project("billing-service");
-    capture(&p, "session-end", DEV_SESSION, &data("session-dev.jsonl"));
-    stdout(mira(&p.storage).args([
-        "store",
-        "The ledger lives in src/ledger.rs.",
-        "--wing",
-        "billing-service",
-    ]));
-    let all = memories(&p);
-    let captured_n = all.iter().filter(|m| m["source"] == "captured").count();
+    let (p, _, captured_n) = captured_and_stored();
     let status = stdout(mira(&p.storage).arg("status"));
     let line = status
         .lines()
