@@ -1,7 +1,8 @@
 //! The PostgreSQL server of the tests (shared with `mira`'s tests by path): the one
 //! `MIRA_TEST_POSTGRES_URL` names, else the one `scripts/postgres.sh start` starts (once per
 //! test binary). Each test gets a database of its own, dropped when it ends. Tests that need
-//! PostgreSQL skip, saying why, only when no server can be had.
+//! PostgreSQL skip, saying why, only when no server can be had, and never under CI
+//! ([`under_ci`]): there a missing server fails them.
 #![allow(dead_code)]
 
 use std::sync::OnceLock;
@@ -33,6 +34,10 @@ pub fn server_url() -> Option<&'static str> {
     match url {
         Ok(url) => Some(url),
         Err(reason) => {
+            assert!(
+                !under_ci(),
+                "PostgreSQL is required under CI and none could be started ({reason}); .ci/run starts it with scripts/postgres.sh"
+            );
             static SAID: OnceLock<()> = OnceLock::new();
             SAID.get_or_init(|| {
                 eprintln!("PostgreSQL tests skipped: no PostgreSQL could be started ({reason})");
@@ -77,4 +82,10 @@ impl Drop for TestDatabase {
         };
         let _ = mira_store::PgStore::drop_database(&server, &self.name);
     }
+}
+
+/// Whether the tests run under CI (`CI` set, and not to `false` or `0`): a part they need that
+/// is missing (PostgreSQL, Chromium, strace) then fails them instead of skipping them.
+pub fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
 }

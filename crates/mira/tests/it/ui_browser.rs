@@ -9,7 +9,8 @@
 //! `MIRA_UPDATE_SCREENSHOTS=1`, else into the target directory.
 //!
 //! Chromium and chromedriver come from `scripts/browser.sh` (Debian's packages); the test runs
-//! it when they are missing and skips, saying so, only when they cannot be installed.
+//! it when they are missing and skips, saying so, only when they cannot be installed (under CI
+//! it fails instead).
 
 use crate::mcp_common::{mira_command, serial, HttpServer};
 use fantoccini::{Client, ClientBuilder, Locator};
@@ -290,6 +291,10 @@ async fn memory_shown(c: &Client, id: &str) -> String {
 fn the_memory_browser_in_chromium() {
     let _serial = serial();
     let Some((chromium, chromedriver)) = browser() else {
+        assert!(
+            !crate::pg_server::under_ci(),
+            "Chromium is required under CI and could not be installed (scripts/browser.sh)"
+        );
         eprintln!(
             "SKIPPED the_memory_browser_in_chromium: no Chromium could be installed (scripts/browser.sh needs apt-get and Debian's chromium, chromium-driver)"
         );
