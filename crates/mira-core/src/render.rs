@@ -281,6 +281,25 @@ fn to_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
+/// The mark of a memory shown below a newer one about the same thing (recall's newer-first
+/// stage): `(earlier statement, 2 Mar 2026; newer: 0a1b2c3d, 9 Apr 2026)`.
+pub fn earlier_mark(at: DateTime<Utc>, newer: MemoryId, newer_at: DateTime<Utc>) -> String {
+    format!(
+        "(earlier statement, {}; newer: {}, {})",
+        at.format("%-d %b %Y"),
+        short_id(newer),
+        newer_at.format("%-d %b %Y")
+    )
+}
+
+/// `section` (a [`section_text`]) with `mark` after its id; its cost is its own token count.
+pub fn with_mark(section: &str, mark: &str) -> String {
+    match section.split_once("] ") {
+        Some((id, rest)) => format!("{id}] {mark} {rest}"),
+        None => format!("{mark} {section}"),
+    }
+}
+
 /// The cost of each mode's section for `m`, as [`section`] returns it.
 ///
 /// The fingerprint is offered only when it says more than the header (facts beyond its subjects)

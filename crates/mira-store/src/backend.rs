@@ -132,6 +132,10 @@ pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
     /// Pins or unpins memory `id`; false when no memory has that id.
     fn set_pinned(&self, id: MemoryId, pinned: bool) -> Result<bool>;
 
+    /// Marks memory `id` as superseded by `by`, or as current again (`None`); false when no
+    /// memory has that id.
+    fn set_superseded_by(&self, id: MemoryId, by: Option<MemoryId>) -> Result<bool>;
+
     /// Files memory `id` under `edit`'s wing, room and type, replacing its fingerprint, tags and
     /// section costs, in one transaction; false when no memory has that id.
     fn edit_memory(&self, id: MemoryId, edit: &MemoryEdit) -> Result<bool>;

@@ -293,7 +293,8 @@ pub enum Command {
     /// Archive old memories (by archive_thresholds, --older-than or --id), or restore some.
     /// Archived memories leave recall but stay loadable.
     Archive {
-        /// Archive memories of every type older than this many days (instead of the thresholds).
+        /// Archive session notes and debug logs older than this many days (instead of the
+        /// thresholds; decisions, facts and preferences never age out).
         #[arg(long, value_name = "DAYS", allow_negative_numbers = true)]
         older_than: Option<i64>,
         /// Archive this memory (repeatable; instead of the thresholds).
@@ -302,8 +303,12 @@ pub enum Command {
         /// Show what would be archived without changing anything.
         #[arg(long)]
         dry_run: bool,
+        /// Archive by the thresholds (without it and without --older-than or --id, only what
+        /// would be archived is shown).
+        #[arg(long, conflicts_with = "dry_run")]
+        yes: bool,
         /// Un-archive these memories instead.
-        #[arg(long, value_name = "ID", num_args = 1.., conflicts_with_all = ["older_than", "ids", "dry_run"])]
+        #[arg(long, value_name = "ID", num_args = 1.., conflicts_with_all = ["older_than", "ids", "dry_run", "yes"])]
         restore: Vec<String>,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -332,6 +337,23 @@ pub enum Command {
     Forget {
         /// The id: the short id printed by recall (8 hex digits), any longer prefix, or the UUID.
         id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Mark memory OLD as replaced by NEW (same wing): recall shows OLD only as a header right
+    /// after NEW. Reversible with --undo.
+    Supersede {
+        /// The earlier memory that is no longer true (short id, prefix or UUID).
+        old: String,
+        /// The memory that replaces it.
+        new: String,
+        /// Why (shown in the answer and the log; not stored).
+        #[arg(long)]
+        reason: Option<String>,
+        /// Undo an earlier supersession of OLD by NEW: OLD is current again.
+        #[arg(long)]
+        undo: bool,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -929,6 +951,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         | Command::Clear { .. }
         | Command::Forget { .. }
         | Command::Pin { .. }
+        | Command::Supersede { .. }
         | Command::Unpin { .. } => {
             return run_lifecycle(&cli);
         }
@@ -1045,16 +1068,29 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
             older_than,
             ids,
             dry_run,
+            yes,
             json,
             ..
         } => {
+            // Without arguments, the thresholds' archive is shown before it is done.
+            let ask_first = !*yes && older_than.is_none() && ids.is_empty();
             let req = archive::ArchiveRequest {
                 older_than_days: *older_than,
                 ids: ids.clone(),
-                dry_run: *dry_run,
+                dry_run: *dry_run || ask_first,
                 now: None,
             };
-            emit(archive::archive(&app, &req), *json, archive::render_text)
+            emit(
+                archive::archive(&app, &req),
+                *json,
+                |o: &archive::ArchiveOutcome| {
+                    let mut text = archive::render_text(o);
+                    if ask_first && !*dry_run && !o.items.is_empty() {
+                        text.push_str("Run `mira archive --yes` to archive them.\n");
+                    }
+                    text
+                },
+            )
         }
         Command::Clear {
             all,
@@ -1095,6 +1131,25 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
         Command::Forget { id, json } => {
             emit(clear::forget(&app, id), *json, clear::render_forget_text)
         }
+        Command::Supersede {
+            old,
+            new,
+            reason,
+            undo,
+            json,
+        } => emit(
+            usecases::supersede::supersede(
+                &app,
+                &usecases::supersede::SupersedeRequest {
+                    old: old.clone(),
+                    new: new.clone(),
+                    reason: reason.clone(),
+                    undo: *undo,
+                },
+            ),
+            *json,
+            usecases::supersede::render_text,
+        ),
         Command::Pin { id, json } | Command::Unpin { id, json } => {
             let pinned = matches!(command, Command::Pin { .. });
             emit(

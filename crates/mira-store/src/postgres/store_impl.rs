@@ -146,6 +146,10 @@ impl MemoryStore for PgStore {
         self.write(|c| write::set_pinned(c, id, pinned))
     }
 
+    fn set_superseded_by(&self, id: MemoryId, by: Option<MemoryId>) -> Result<bool> {
+        self.write(|c| write::set_superseded_by(c, id, by))
+    }
+
     fn edit_memory(&self, id: MemoryId, edit: &MemoryEdit) -> Result<bool> {
         self.write(|c| write::edit(c, id, edit))
     }

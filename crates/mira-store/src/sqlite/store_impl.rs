@@ -154,6 +154,10 @@ impl MemoryStore for SqliteStore {
         self.write(|tx| write::set_pinned(tx, id, pinned))
     }
 
+    fn set_superseded_by(&self, id: MemoryId, by: Option<MemoryId>) -> Result<bool> {
+        self.write(|tx| write::set_superseded_by(tx, id, by))
+    }
+
     fn edit_memory(&self, id: MemoryId, edit: &MemoryEdit) -> Result<bool> {
         self.write(|tx| write::edit(tx, id, edit))
     }

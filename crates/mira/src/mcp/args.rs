@@ -183,7 +183,8 @@ pub struct CausalArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ArchiveArgs {
-    /// Archive memories of every type older than this many days, instead of the thresholds.
+    /// Archive session notes and debug logs older than this many days, instead of the
+    /// thresholds (decisions, facts and preferences never age out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "days_schema")]
     pub older_than_days: Option<Value>,
@@ -222,6 +223,27 @@ pub struct ClearArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "bool_schema")]
     pub confirm: Option<Value>,
+}
+
+/// Arguments of `mira_supersede`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SupersedeArgs {
+    /// The earlier memory that is no longer true (short id, prefix or UUID), e.g. from the
+    /// "May update" lines of mira_store's answer.
+    #[schemars(with = "String", length(min = 1))]
+    pub old: Option<String>,
+    /// The memory that replaces it (same wing).
+    #[schemars(with = "String", length(min = 1))]
+    pub new: Option<String>,
+    /// Why, in a few words (echoed in the answer and the server log; not stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", length(max = 1000))]
+    pub reason: Option<String>,
+    /// true: undo an earlier mira_supersede of old by new (old is current again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "bool_schema")]
+    pub undo: Option<Value>,
 }
 
 /// Arguments of `mira_forget`.

@@ -4,9 +4,10 @@
 //! without valid stored costs (an older render format, or superseded since: their header names
 //! the successor) are read and measured here. Content and fingerprints are read for the
 //! selected memories alone, in one query, and their sections printed at the cost the allocator
-//! paid for them: no tokenizer runs on this path but for the frame's few short lines.
+//! paid for them: no tokenizer runs on this path but for the frame's few short lines and the
+//! sections marked as earlier statements.
 
-use super::{why, Candidate, Order, RecalledItem};
+use super::{newer_first, why, Candidate, Order, RecalledItem};
 use crate::App;
 use mira_core::allocate::{self, AllocCandidate, AllocParams};
 use mira_core::memory::{Memory, MemoryId};
@@ -41,11 +42,15 @@ fn alloc_params(app: &App, candidates: usize) -> AllocParams {
 }
 
 /// Chooses what of `cands` (in relevance order) fits `frame.budget`, frame included, and
-/// renders the block in `order`.
+/// renders the block in `order`, newer restatements first ([`newer_first`], for the query's
+/// vector `question`). The marks of
+/// earlier statements are paid for: when they push the block over the budget, the allocator
+/// runs again with that much less.
 pub(super) fn build(
     app: &App,
     frame: &Frame<'_>,
     cands: &[Candidate],
+    question: &[f32],
     order: Order,
 ) -> anyhow::Result<Context> {
     let reserve = frame.reserve(cands.len());
@@ -76,18 +81,52 @@ pub(super) fn build(
             }
         })
         .collect();
-    let selections = allocate::allocate(
-        &alloc,
-        frame.budget.saturating_sub(reserve),
-        &alloc_params(app, cands.len()),
-        &mut |i, j| unit_cosine(&cands[i].embedding, &cands[j].embedding),
-    );
-    let missing: Vec<MemoryId> = selections
-        .iter()
-        .map(|s| cands[s.index].card.id)
-        .filter(|id| !memories.contains_key(id))
-        .collect();
-    memories.extend(app.store.memories(&missing)?);
+    let mut room = frame.budget.saturating_sub(reserve);
+    let mut attempt = 0;
+    loop {
+        let selections = allocate::allocate(
+            &alloc,
+            room,
+            &alloc_params(app, cands.len()),
+            &mut |i, j| unit_cosine(&cands[i].embedding, &cands[j].embedding),
+        );
+        let missing: Vec<MemoryId> = selections
+            .iter()
+            .map(|s| cands[s.index].card.id)
+            .filter(|id| !memories.contains_key(id))
+            .collect();
+        memories.extend(app.store.memories(&missing)?);
+        let question = app
+            .config
+            .recall
+            .newer_first
+            .then_some((frame.query, question));
+        let (mut items, mut sections) = shown(cands, &memories, &selections, question, order);
+        let (mut text, mut used) = render::context_block(frame, &sections);
+        if used > frame.budget && attempt < 2 && room > 0 {
+            room = room.saturating_sub(used - frame.budget);
+            attempt += 1;
+            continue;
+        }
+        // The allocator kept the sections within the budget less the frame's largest cost and
+        // the marks; this only guards that bound.
+        while used > frame.budget && !sections.is_empty() {
+            sections.pop();
+            items.pop();
+            (text, used) = render::context_block(frame, &sections);
+        }
+        return Ok(Context { items, text, used });
+    }
+}
+
+/// The items and sections of `selections`, in the block's order.
+fn shown(
+    cands: &[Candidate],
+    memories: &HashMap<MemoryId, Memory>,
+    selections: &[allocate::Selection],
+    question: Option<(&str, &[f32])>,
+    order: Order,
+) -> (Vec<RecalledItem>, Vec<Placed>) {
     let mut chosen: Vec<(&Candidate, &Memory, allocate::Selection)> = selections
         .iter()
         .filter_map(|s| {
@@ -100,9 +139,19 @@ pub(super) fn build(
     }
     let mut sections = Vec::with_capacity(chosen.len());
     let mut items = Vec::with_capacity(chosen.len());
-    for (c, m, s) in chosen {
-        // The allocator's cost: the section's token count, stored with the memory.
-        let (text, tokens) = (render::section_text(s.mode, m), s.cost);
+    for shown in newer_first::arrange(chosen, question, order) {
+        let (c, m, s) = (shown.candidate, shown.memory, shown.selection);
+        // The allocator's cost: the section's token count, stored with the memory; a marked
+        // section is counted as printed.
+        let (text, tokens) = match shown.newer {
+            None => (render::section_text(s.mode, m), s.cost),
+            Some(newer) => {
+                let mark = render::earlier_mark(m.created_at, newer.id, newer.created_at);
+                let text = render::with_mark(&render::section_text(s.mode, m), &mark);
+                let cost = u32::try_from(mira_core::tokens::count(&text)).unwrap_or(u32::MAX);
+                (text, cost)
+            }
+        };
         items.push(RecalledItem {
             id: m.id,
             short_id: render::short_id(m.id),
@@ -116,6 +165,7 @@ pub(super) fn build(
                 .created_at
                 .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             superseded_by: m.superseded_by,
+            newer: newer_first::newer_id(&shown),
             pinned: c.card.pinned,
             text: text.clone(),
             why: why::explain(&why::Picked {
@@ -124,6 +174,7 @@ pub(super) fn build(
                 relevance: c.relevance,
                 pinned: c.card.pinned,
                 superseded_by: m.superseded_by,
+                newer: newer_first::newer_id(&shown),
                 mode: s.mode,
             }),
         });
@@ -133,13 +184,5 @@ pub(super) fn build(
             cost: tokens,
         });
     }
-    let (mut text, mut used) = render::context_block(frame, &sections);
-    // The allocator kept the sections within the budget less the frame's largest cost; this
-    // only guards that bound.
-    while used > frame.budget && !sections.is_empty() {
-        sections.pop();
-        items.pop();
-        (text, used) = render::context_block(frame, &sections);
-    }
-    Ok(Context { items, text, used })
+    (items, sections)
 }

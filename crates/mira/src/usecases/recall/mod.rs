@@ -5,11 +5,13 @@
 //! session-neighbour propagation, entity boost; see `mira_core::rank`) → fallback wings when the
 //! scope is empty → the successors of superseded memories, and the scope's pinned memories →
 //! the allocator walks down the relevance order (pinned first, relevance floor, redundancy,
-//! richest mode that fits; `mira_core::allocate`) → the context block, shown by relevance or in
-//! time order. The whole answer, frame included, never exceeds the budget. Recall never writes
+//! richest mode that fits; `mira_core::allocate`) → newer first within a subject
+//! (`newer_first`: of two chosen memories about the same thing, the newer above, the older
+//! marked as an earlier statement) → the context block, shown by relevance or in time order. The whole answer, frame included, never exceeds the budget. Recall never writes
 //! to the database.
 
 mod context;
+mod newer_first;
 mod retrieve;
 mod why;
 
@@ -106,6 +108,9 @@ pub struct RecalledItem {
     pub created_at: String,
     /// The memory that replaced it, if any.
     pub superseded_by: Option<MemoryId>,
+    /// A newer memory of the block about the same thing, shown above it: this one is marked as
+    /// an earlier statement.
+    pub newer: Option<MemoryId>,
     /// Whether it is pinned.
     pub pinned: bool,
     /// The rendered section.
@@ -332,6 +337,8 @@ struct Ranked {
     fallback_wing: Option<String>,
     /// Whether a mode that wants the query's embedding had none (no model installed).
     lexical_only: bool,
+    /// The query's embedding (empty for the lexical modes or without a model).
+    question: Vec<f32>,
 }
 
 fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Ranked> {
@@ -383,6 +390,7 @@ fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Rank
         candidates,
         fallback_wing,
         lexical_only,
+        question: qvec,
     })
 }
 
@@ -418,6 +426,7 @@ pub fn recall_with(
         candidates,
         fallback_wing,
         lexical_only,
+        question,
     } = ranked(app, req, mode)?;
     let ranking = cands.iter().map(|c| c.card.id).collect();
     let relevances = cands.iter().map(|c| c.relevance).collect();
@@ -436,7 +445,8 @@ pub fn recall_with(
             smallest + 20
         )));
     }
-    let context::Context { items, text, used } = context::build(app, &frame, &cands, req.order)?;
+    let context::Context { items, text, used } =
+        context::build(app, &frame, &cands, &question, req.order)?;
     Ok(RecallOutcome {
         query: req.query.clone(),
         budget,

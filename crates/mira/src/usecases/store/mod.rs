@@ -57,6 +57,29 @@ pub struct LinkOutcome {
     pub confidence: f32,
 }
 
+/// An earlier memory a store may update: about the same thing, and not marked as superseded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MayUpdate {
+    /// Its id.
+    pub id: MemoryId,
+    /// The start of its text, on one line.
+    pub text: String,
+}
+
+/// Characters of an earlier memory's text a "May update" line shows.
+const MAY_UPDATE_CHARS: usize = 100;
+
+impl MayUpdate {
+    fn new(id: MemoryId, content: &str) -> Self {
+        let line: String = content.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut text: String = line.chars().take(MAY_UPDATE_CHARS).collect();
+        if text.len() < line.len() {
+            text.push('…');
+        }
+        MayUpdate { id, text }
+    }
+}
+
 /// What a store did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StoreOutcome {
@@ -80,6 +103,9 @@ pub struct StoreOutcome {
     pub links: Vec<LinkOutcome>,
     /// Earlier memories this one supersedes.
     pub superseded: Vec<MemoryId>,
+    /// Earlier memories about the same thing it may update (not marked as superseded): the
+    /// caller confirms with `mira_supersede`.
+    pub may_update: Vec<MayUpdate>,
     /// Earlier memories it asked to forget ("please forget …"): archived, restorable.
     pub retracted: Vec<MemoryId>,
     /// Secrets replaced by `[REDACTED:<kind>]` before storing (`storage.redact_secrets`).
@@ -193,7 +219,11 @@ fn new_memory(
     embedding: Vec<f32>,
     batch: &Unwritten,
 ) -> UseCaseResult<(NewMemory, StoreOutcome)> {
-    let (links, near) = relate(app, reads, &p, &embedding, batch)?;
+    let relate::Related {
+        links,
+        near,
+        may_update,
+    } = relate(app, reads, &p, &embedding, batch)?;
     let mut superseded: Vec<MemoryId> = links
         .iter()
         .filter(|l| l.relation.supersedes())
@@ -209,6 +239,10 @@ fn new_memory(
     }
     superseded.sort();
     superseded.dedup();
+    let may_update: Vec<MayUpdate> = may_update
+        .into_iter()
+        .filter(|m| !superseded.contains(&m.id))
+        .collect();
     let retracted = retraction_targets(app, reads, &p.memory, &embedding, batch)?;
     let mut metadata = serde_json::Map::new();
     if let Some(n) = near {
@@ -225,6 +259,7 @@ fn new_memory(
         near_duplicate_of: near,
         links: links.clone(),
         superseded: superseded.clone(),
+        may_update,
         retracted: retracted.clone(),
         redacted: p.redacted,
         embedded: !embedding.is_empty(),
@@ -283,6 +318,7 @@ fn existing_copy(reads: &dyn MemoryReads, p: &Prepared) -> UseCaseResult<Option<
         near_duplicate_of: None,
         links: vec![],
         superseded: vec![],
+        may_update: vec![],
         retracted: vec![],
         redacted: p.redacted,
         embedded: false,
@@ -386,6 +422,17 @@ pub fn render_text(o: &StoreOutcome) -> String {
     }
     for s in &o.superseded {
         let _ = writeln!(out, "Supersedes: T0:{s}");
+    }
+    for m in &o.may_update {
+        let _ = writeln!(out, "May update: [{}] {}", render::short_id(m.id), m.text);
+    }
+    if let Some(first) = o.may_update.first() {
+        let _ = writeln!(
+            out,
+            "If this replaces one of them, confirm: mira_supersede old={} new={} (undo=true reverses it)",
+            render::short_id(first.id),
+            render::short_id(o.id)
+        );
     }
     for r in &o.retracted {
         let _ = writeln!(
