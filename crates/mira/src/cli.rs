@@ -529,6 +529,28 @@ pub enum EvalBench {
         #[arg(long)]
         text_ranks: bool,
     },
+    /// Facts that change: pairs of memories (an earlier fact, a later one that changes it, or
+    /// a control that must not) each stored in a wing of its own, then a question recalled;
+    /// reports whether the new value is shown first and the old one marked (JSON lines, see
+    /// crates/mira/tests/data/README.md). Give a config with `recall.newer_first: true` to
+    /// measure the newer-first stage.
+    Updates {
+        /// The JSON-lines file of cases.
+        path: PathBuf,
+        /// Token budget of each recall.
+        #[arg(long, default_value_t = 2000)]
+        budget: u32,
+        /// Also list every case that went wrong.
+        #[arg(long)]
+        failures: bool,
+        /// Embed everything afresh instead of reusing the vectors of earlier runs
+        /// (`~/.cache/mira/eval/`).
+        #[arg(long)]
+        no_embedding_cache: bool,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Actions on the webhook dead letters.
@@ -626,6 +648,17 @@ fn measuring(cli: &Cli, budget: u32) -> Result<(Config, std::sync::Arc<dyn mira_
     }
     let model = std::sync::Arc::new(crate::app::load_model(&config.embeddings)?);
     Ok((config, model))
+}
+
+/// The model behind the evaluations' embedding cache (`~/.cache/mira/eval/`, unless `fresh`).
+fn eval_cache(
+    model: std::sync::Arc<dyn mira_embed::Embedder>,
+    fresh: bool,
+) -> std::sync::Arc<crate::eval::EmbeddingCache> {
+    let path = (!fresh)
+        .then(|| crate::eval::EmbeddingCache::default_path(model.model_name()))
+        .flatten();
+    std::sync::Arc::new(crate::eval::EmbeddingCache::open(model, path))
 }
 
 fn open(cli: &Cli) -> Result<App> {
@@ -866,10 +899,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 },
         } => {
             let (config, model) = measuring(&cli, *budget)?;
-            let cache_path = (!*no_embedding_cache)
-                .then(|| crate::eval::EmbeddingCache::default_path(model.model_name()))
-                .flatten();
-            let cache = std::sync::Arc::new(crate::eval::EmbeddingCache::open(model, cache_path));
+            let cache = eval_cache(model, *no_embedding_cache);
             let opts = crate::eval::EvalOptions {
                 path: path.clone(),
                 budget: *budget,
@@ -887,6 +917,32 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 print_json(&report)?;
             } else {
                 write_stdout(&crate::eval::render_table(&report, *per_conversation));
+            }
+        }
+        Command::Eval {
+            bench:
+                EvalBench::Updates {
+                    path,
+                    budget,
+                    failures,
+                    no_embedding_cache,
+                    json,
+                },
+        } => {
+            let (config, model) = measuring(&cli, *budget)?;
+            let cache = eval_cache(model, *no_embedding_cache);
+            let opts = crate::eval::updates::UpdatesOptions {
+                path: path.clone(),
+                budget: *budget,
+            };
+            let report = crate::eval::updates::run(&config, cache.clone(), &opts)?;
+            if let Err(e) = cache.save() {
+                tracing::warn!("embedding cache not saved: {e}");
+            }
+            if *json {
+                print_json(&report)?;
+            } else {
+                write_stdout(&crate::eval::updates::render_table(&report, *failures));
             }
         }
         Command::Bench {

@@ -13,6 +13,8 @@
 //! Embeddings are cached on disk between runs ([`EmbeddingCache`]; the same vectors, computed
 //! once), so latencies are those of a recall with a cached query embedding.
 
+pub mod updates;
+
 use crate::config::Config;
 use crate::usecases::recall::{
     configured_rank_params, ranking, recall_with, RecallRequest, Retrieval,
@@ -233,6 +235,12 @@ pub struct Metrics {
     /// Mean share of BM25's top 10 also in this system's top 10 (1 for BM25 itself).
     #[serde(rename = "bm25_overlap@10")]
     pub bm25_overlap_at_10: f64,
+    /// Questions whose block shows evidence turns of two or more times.
+    pub dated_evidence: usize,
+    /// Of those, the questions whose block shows the newest evidence turn above the others.
+    pub newest_first: usize,
+    /// Mean memories per block marked as an earlier statement of a newer one.
+    pub marked: f64,
 }
 
 /// What one system did on one question.
@@ -250,6 +258,11 @@ struct Record {
     budget: f64,
     tokens: f64,
     ms: f64,
+    /// Whether the newest evidence turn is shown above the older ones (evidence of two or more
+    /// times shown).
+    newest_first: Option<bool>,
+    /// Memories of the block marked as an earlier statement.
+    marked: usize,
 }
 
 fn mean(v: impl Iterator<Item = f64>) -> f64 {
@@ -282,7 +295,45 @@ fn metrics<'a>(records: impl Iterator<Item = &'a Record> + Clone) -> Metrics {
         p50_ms: percentile(&ms, 50.0),
         p95_ms: percentile(&ms, 95.0),
         bm25_overlap_at_10: mean(records.clone().map(|r| r.o10)),
+        dated_evidence: records.clone().filter(|r| r.newest_first.is_some()).count(),
+        newest_first: records
+            .clone()
+            .filter(|r| r.newest_first == Some(true))
+            .count(),
+        marked: mean(records.clone().map(|r| r.marked as f64)),
     }
+}
+
+/// Whether the block (`items`, in order) shows the newest of the evidence turns it shows
+/// above the others; `None` unless it shows evidence of two or more times.
+fn newest_first(
+    evidence: &[String],
+    items: &[crate::usecases::recall::RecalledItem],
+    by_id: &HashMap<MemoryId, Vec<&Turn>>,
+) -> Option<bool> {
+    let shown: Vec<(usize, DateTime<Utc>)> = items
+        .iter()
+        .enumerate()
+        .flat_map(|(i, item)| {
+            by_id
+                .get(&item.id)
+                .into_iter()
+                .flatten()
+                .filter(|t| evidence.contains(&t.dia_id))
+                .map(move |t| (i, t.at))
+        })
+        .collect();
+    let newest = shown.iter().map(|s| s.1).max()?;
+    if shown.iter().all(|s| s.1 == newest) {
+        return None;
+    }
+    let first_newest = shown.iter().filter(|s| s.1 == newest).map(|s| s.0).min()?;
+    Some(
+        shown
+            .iter()
+            .filter(|s| s.1 < newest)
+            .all(|s| s.0 > first_newest),
+    )
 }
 
 /// Results of one system: overall (categories 1-4) and per category (5: tokens only).
@@ -581,6 +632,8 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
                     budget: 0.0,
                     tokens: out.used as f64,
                     ms: out.millis,
+                    newest_first: None,
+                    marked: out.items.iter().filter(|i| i.newer.is_some()).count(),
                 };
                 if q.category != 5 {
                     let top = |n: usize| &out.ranking[..out.ranking.len().min(n)];
@@ -593,6 +646,7 @@ pub fn run(base: &Config, embedder: Arc<dyn Embedder>, opts: &EvalOptions) -> Re
                     rec.r5 = found(&q.evidence, top(5), &by_id);
                     rec.r10 = found(&q.evidence, top(10), &by_id);
                     rec.budget = found(&q.evidence, &rendered, &by_id);
+                    rec.newest_first = newest_first(&q.evidence, &out.items, &by_id);
                     let want: HashSet<&str> = q.evidence.iter().map(|e| session_of(e)).collect();
                     let got: HashSet<&str> = top(10)
                         .iter()
@@ -787,6 +841,28 @@ pub fn render_table(r: &EvalReport, per_conversation: bool) -> String {
             row(&mut out, name, cat, m);
         }
         row(&mut out, name, "all 1-4", &s.overall);
+    }
+    let _ = writeln!(
+        out,
+        "\nNewest evidence first (questions whose block shows evidence of two or more times) and earlier statements marked per block:"
+    );
+    for (name, s) in &r.systems {
+        let cats: Vec<String> = s
+            .by_category
+            .iter()
+            .filter(|(_, m)| m.dated_evidence > 0)
+            .map(|(c, m)| format!("cat {c} {}/{}", m.newest_first, m.dated_evidence))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{name:<width$} {}  marked {:.2}",
+            if cats.is_empty() {
+                "-".to_owned()
+            } else {
+                cats.join(", ")
+            },
+            s.overall.marked
+        );
     }
     if per_conversation {
         let _ = writeln!(out, "\nPer conversation (categories 1-4):");
