@@ -46,11 +46,11 @@ fn agent_loop(db: &Db) {
     let mut c = serve(db);
     let old = stored_id(&ok(c.call_tool(
         "mira_store",
-        json!({"content": OLD, "wing": "cli", "created_at": "2026-01-05T09:00:00Z"}),
+        json!({"content": OLD, "wing": "cli", "created_at": "2026-02-01T09:00:00Z"}),
     )));
     c.call_tool(
         "mira_store",
-        json!({"content": "Releases are tagged on the main branch.", "wing": "cli", "created_at": "2026-01-20T09:00:00Z"}),
+        json!({"content": "Releases are tagged on the main branch.", "wing": "cli", "created_at": "2026-02-05T09:00:00Z"}),
     );
     let stored = ok(c.call_tool(
         "mira_store",
@@ -89,7 +89,7 @@ fn agent_loop(db: &Db) {
     let old_line = section(&body, &old).expect("old shown");
     assert!(
         old_line.contains(&format!(
-            "earlier statement, 5 Jan 2026; newer: {}",
+            "earlier statement, 1 Feb 2026; newer: {}",
             &new[..8]
         )),
         "{body}"
@@ -112,7 +112,7 @@ fn agent_loop(db: &Db) {
     let body = text(&r).to_owned();
     let old_line = section(&body, &old).expect("old shown as a header");
     assert!(
-        old_line.contains(&format!("superseded by {}", &new[..8])) && !old_line.contains("Python"),
+        old_line.contains(&format!("superseded by {}", &new[..8])) && !old_line.contains(OLD),
         "{body}"
     );
     assert!(body.find(&new[..8]) < body.find(&old[..8]), "{body}");
