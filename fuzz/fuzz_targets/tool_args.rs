@@ -4,8 +4,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use mira::mcp::args::{
-    self, ArchiveArgs, CausalArgs, ClearArgs, ForgetArgs, LoadArgs, RecallArgs, StatusArgs,
-    StoreArgs, TimelineArgs,
+    self, ArchiveArgs, CausalArgs, ClearArgs, ForgetArgs, LinkArgs, LoadArgs, RecallArgs,
+    StatusArgs, StoreArgs, TimelineArgs,
 };
 use mira::usecases::validate;
 use serde_json::Value;
@@ -47,5 +47,10 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = args::parse::<ClearArgs>("mira_clear_memory", obj.clone());
     let _ = args::parse::<ForgetArgs>("mira_forget", obj.clone());
+    if let Ok(a) = args::parse::<LinkArgs>("mira_link", obj.clone()) {
+        for id in [&a.from, &a.to].into_iter().flatten() {
+            let _ = mira_core::memory::parse_id_ref(id);
+        }
+    }
     let _ = args::parse::<StatusArgs>("mira_status", obj);
 });

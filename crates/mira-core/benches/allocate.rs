@@ -118,8 +118,8 @@ fn bench_render(c: &mut Criterion) {
                 budget: 100_000,
                 wing: Some("bench"),
                 fallback: false,
-                instructions: true,
-                notice: None,
+                instructions: Some(render::Surface::Mcp),
+                notices: &[],
             };
             render::context_block(&frame, &sections)
         })

@@ -4,8 +4,9 @@
 //! Selection and order are separate from ranking: the candidates arrive in relevance order (the
 //! ranking `mira eval` scores) and the allocator walks down that order, so a memory is never
 //! shown in place of a more relevant one that fits. For each candidate:
-//! - **Pinned** memories come first, within their share of the budget
-//!   ([`AllocParams::pinned_share`]).
+//! - **Pinned** memories come first, each in the richest mode that fits their share of the
+//!   budget ([`AllocParams::pinned_share`]); one that fits it in no mode is still shown as a
+//!   header when the budget holds it (pinned means "in every recall"), before anything else.
 //! - Below the **relevance floor** ([`AllocParams::relevance_floor`], relevance relative to the
 //!   best candidate) nothing more is shown: a question whose answer is in one memory gets that
 //!   memory and its close competitors, not a full budget of noise.
@@ -15,8 +16,8 @@
 //!   fingerprint, else its header. With budget to spare every relevant memory is verbatim;
 //!   cheaper forms appear only when they let one more relevant memory in.
 //!
-//! - Memories are shown under the **day** they happened: a day line comes before a memory whose
-//!   day differs from the one shown before it, and its tokens count where it is printed.
+//! - Memories are shown under the **day** they happened, one day line per day
+//!   ([`crate::render::by_day`]): the first memory of a day pays its line.
 //!
 //! **Hard invariant:** the sum of the selected costs and day lines never exceeds the budget
 //! (costs are the exact token counts of the rendered sections, see
@@ -25,6 +26,7 @@
 
 /// The modes and their costs, defined with the rendering they describe.
 pub use crate::render::{ModeCosts, RenderMode, NOT_OFFERED};
+use std::collections::HashSet;
 
 /// A candidate memory as the allocator sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -39,8 +41,7 @@ pub struct AllocCandidate {
     pub pinned: bool,
     /// The day it happened (equal for memories of the same day, e.g. days since 1970).
     pub day: i64,
-    /// Tokens of its day line, printed before it unless the memory shown before it is of the
-    /// same day.
+    /// Tokens of its day line, paid by the first memory of its day that is chosen.
     pub day_cost: u32,
 }
 
@@ -78,7 +79,7 @@ pub struct Selection {
     pub mode: RenderMode,
     /// The tokens it costs in that mode.
     pub cost: u32,
-    /// Tokens of the day line printed before it (0: the memory before it is of the same day).
+    /// Tokens of its day's line when it is the first memory of its day chosen (else 0).
     pub heading: u32,
 }
 
@@ -98,10 +99,10 @@ fn fitting_mode(c: &AllocCandidate, room: u32, header_only: bool) -> Option<Rend
 
 /// Selects memories for `budget` tokens from `cands`, given in relevance order.
 /// `similarity(a, b)` is the similarity in [0, 1] of candidates `a` and `b` (NaN counts as 0).
-/// Returns the pinned selections first, then the others, each group in input order (the order
-/// they are shown in, which decides where day lines go); their costs and headings sum to at
-/// most `budget`. Shown in any other order, the same selections need no more day lines than
-/// the memories have distinct days, which is never more than this order needs.
+/// Returns the pinned selections first (those that fit the pinned share, then those shown as
+/// headers beyond it, each in input order), then the others in input order; their costs and
+/// headings (one day line per distinct day, paid by its first selection) sum to at most
+/// `budget`. A pinned candidate absent from the result did not fit the budget even as a header.
 pub fn allocate(
     cands: &[AllocCandidate],
     budget: u32,
@@ -115,40 +116,50 @@ pub fn allocate(
     };
     let pinned_budget = (budget as f64 * share as f64).floor() as u32;
     let mut selected: Vec<Selection> = Vec::new();
+    let mut days: HashSet<i64> = HashSet::new();
     let mut used = 0u32;
-    let mut pick = |i: usize, limit: u32, selected: &mut Vec<Selection>| {
+    // Picks candidate `i` in the richest mode (only the header when `header`) that fits what
+    // is left of `limit`; whether it was picked.
+    let mut pick = |i: usize, limit: u32, header: bool, selected: &mut Vec<Selection>| {
         if selected.len() >= params.max_selections {
-            return;
+            return false;
         }
         let c = &cands[i];
-        let same_day = selected.last().is_some_and(|s| cands[s.index].day == c.day);
-        let heading = if same_day { 0 } else { c.day_cost };
+        let heading = if days.contains(&c.day) { 0 } else { c.day_cost };
         let redundant = !c.header_only
             && selected.iter().any(|s| {
                 let sim = similarity(i, s.index);
                 !sim.is_nan() && sim >= params.redundancy
             });
         let Some(room) = limit.saturating_sub(used).checked_sub(heading) else {
-            return;
+            return false;
         };
-        if let Some(mode) = fitting_mode(c, room, c.header_only || redundant) {
-            let cost = c.costs.get(mode);
-            used += cost + heading;
-            selected.push(Selection {
-                index: i,
-                mode,
-                cost,
-                heading,
-            });
-        }
+        let Some(mode) = fitting_mode(c, room, header || c.header_only || redundant) else {
+            return false;
+        };
+        let cost = c.costs.get(mode);
+        used += cost + heading;
+        days.insert(c.day);
+        selected.push(Selection {
+            index: i,
+            mode,
+            cost,
+            heading,
+        });
+        true
     };
-    for i in (0..cands.len()).filter(|&i| cands[i].pinned) {
-        pick(i, pinned_budget, &mut selected);
+    let pinned: Vec<usize> = (0..cands.len()).filter(|&i| cands[i].pinned).collect();
+    let beyond_share: Vec<usize> = pinned
+        .into_iter()
+        .filter(|&i| !pick(i, pinned_budget, false, &mut selected))
+        .collect();
+    for i in beyond_share {
+        pick(i, budget, true, &mut selected);
     }
     for (n, i) in (0..cands.len()).filter(|&i| !cands[i].pinned).enumerate() {
         let r = cands[i].relevance;
         if r >= params.relevance_floor || (n == 0 && !r.is_nan()) {
-            pick(i, budget, &mut selected);
+            pick(i, budget, false, &mut selected);
         }
     }
     selected
@@ -269,7 +280,7 @@ mod tests {
     }
 
     #[test]
-    fn a_day_line_is_paid_where_the_day_changes() {
+    fn a_day_line_is_paid_once_per_day() {
         let day = |d: i64, v: u32| AllocCandidate {
             day: d,
             day_cost: 5,
@@ -278,9 +289,9 @@ mod tests {
         let c = [day(1, 10), day(1, 10), day(2, 10), day(1, 10)];
         let sel = allocate(&c, 1000, &AllocParams::default(), &mut |_, _| 0.0);
         let headings: Vec<u32> = sel.iter().map(|s| s.heading).collect();
-        assert_eq!(headings, vec![5, 0, 5, 5]);
+        assert_eq!(headings, vec![5, 0, 5, 0]);
         // 15 + 10 fit the first two; the third needs its day line too: 10 + 5 > 9 left, so
-        // it is a header (3 + 5); the fourth's day line alone fits no more.
+        // it is a header (3 + 5); the fourth, of the first day, fits no more.
         let sel = allocate(&c, 34, &AllocParams::default(), &mut |_, _| 0.0);
         let got: Vec<(usize, RenderMode, u32)> =
             sel.iter().map(|s| (s.index, s.mode, s.heading)).collect();
@@ -294,6 +305,10 @@ mod tests {
         );
         let total: u32 = sel.iter().map(|s| s.cost + s.heading).sum();
         assert!(total <= 34);
+        // One more token: the fourth joins its day as a header, paying no day line.
+        let sel = allocate(&c, 37, &AllocParams::default(), &mut |_, _| 0.0);
+        assert_eq!(sel.len(), 4);
+        assert_eq!((sel[3].mode, sel[3].heading), (RenderMode::Header, 0));
     }
 
     #[test]
@@ -318,10 +333,35 @@ mod tests {
                 (0, RenderMode::Verbatim)
             ]
         );
-        // Share of 500 = 100: the second pinned memory no longer fits in it.
+        // Share of 500 = 100: the second pinned memory no longer fits in it, in any mode
+        // (100 + 10 > 100): it is shown as a header all the same, before the others.
         assert_eq!(
             run(&c, 500, &p),
-            vec![(1, RenderMode::Verbatim), (0, RenderMode::Verbatim),]
+            vec![
+                (1, RenderMode::Verbatim),
+                (2, RenderMode::Header),
+                (0, RenderMode::Verbatim)
+            ]
         );
+    }
+
+    #[test]
+    fn a_pinned_memory_is_kept_at_any_budget_that_holds_its_header() {
+        let mut c = [cand(1.0, 10, 20, 100), cand(0.1, 12, 20, 100)];
+        c[1].pinned = true;
+        let p = AllocParams::default();
+        for budget in 12..=40 {
+            let got = run(&c, budget, &p);
+            assert_eq!(got.first(), Some(&(1, RenderMode::Header)), "{budget}");
+        }
+        // Its share of 100 holds its fingerprint.
+        assert_eq!(run(&c, 100, &p)[0], (1, RenderMode::Fingerprint));
+        // Below its header's cost it cannot be shown; the unpinned one fits.
+        assert_eq!(run(&c, 11, &p), vec![(0, RenderMode::Header)]);
+        // Two pinned headers where one fits: the first in relevance order is kept.
+        let mut two = [cand(0.5, 12, 20, 100), cand(0.4, 12, 20, 100)];
+        two[0].pinned = true;
+        two[1].pinned = true;
+        assert_eq!(run(&two, 20, &p), vec![(0, RenderMode::Header)]);
     }
 }

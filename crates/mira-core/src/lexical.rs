@@ -1,10 +1,11 @@
 //! Lexical retrieval: the analyzer (words, English stop words, Porter2 stemming) and an in-memory
 //! BM25 inverted index whose IDF is computed over the searched scope.
 //!
-//! Measured on the LoCoMo dev conversations (see README, "Recall quality"): stemming and stop
-//! words dropped from queries helped; length normalisation did not (evidence turns tend to be
-//! long), so [`Bm25Params::default`] has `b = 0`. SQLite's FTS5 `bm25()` has no `b` parameter and
-//! joins every match to its row to filter a scope, which is why recall keeps its own index.
+//! Measured on the LoCoMo dev conversations (see docs/benchmarks.md, "Recall quality"):
+//! stemming and stop words dropped from queries helped; length normalisation did not (evidence
+//! turns tend to be long), so [`Bm25Params::default`] has `b = 0`. SQLite's FTS5 `bm25()` has no
+//! `b` parameter and joins every match to its row to filter a scope, which is why recall keeps
+//! its own index.
 
 use crate::text;
 use rust_stemmers::{Algorithm, Stemmer};
@@ -173,19 +174,20 @@ impl LexicalIndex {
     }
 
     /// The documents that `in_scope` accepts and that share a term with `query` (from
-    /// [`query_terms`]), with their BM25 scores (unsorted). IDF counts documents within the scope,
-    /// whose size is `scope_size`; the average length is that of the whole index (it only matters
-    /// when `b > 0`).
+    /// [`query_terms`]), with their BM25 scores (unsorted), and how much of the query the best
+    /// of them covers. IDF counts documents within the scope, whose size is `scope_size`; the
+    /// average length is that of the whole index (it only matters when `b > 0`).
     pub fn score(
         &self,
         query: &[String],
         params: Bm25Params,
         scope_size: usize,
         in_scope: impl Fn(u32) -> bool,
-    ) -> Vec<(u32, f32)> {
-        // Scores by slot (NaN: not matched yet) and the matched slots in order of first match:
-        // a dense table, not a map, as common terms match a large share of the store.
-        let mut acc: Vec<f32> = vec![f32::NAN; self.docs.len()];
+    ) -> LexicalScores {
+        // Per slot: (BM25, IDF of the query terms it holds), NaN until matched; the matched
+        // slots in order of first match. A dense table, not a map, as common terms match a
+        // large share of the store.
+        let mut acc: Vec<(f32, f32)> = vec![(f32::NAN, 0.0); self.docs.len()];
         let mut matched: Vec<u32> = Vec::new();
         let n = scope_size as f32;
         let avg_len = if self.live == 0 {
@@ -195,38 +197,64 @@ impl LexicalIndex {
         };
         let k1 = params.k1.max(0.0);
         let b = params.b.clamp(0.0, 1.0);
+        let idf = |df: f32| (1.0 + (n - df + 0.5).max(0.0) / (df + 0.5)).ln();
+        // The query's information: every term's IDF, a term the scope lacks counting as rarest.
+        let mut information = 0.0;
         let mut matching: Vec<Posting> = Vec::new();
         for term in query {
-            let Some(&id) = self.vocab.get(term.as_str()) else {
-                continue;
-            };
             matching.clear();
-            matching.extend(
-                self.postings[id as usize]
-                    .iter()
-                    .filter(|p| in_scope(p.slot)),
-            );
-            if matching.is_empty() {
-                continue;
+            if let Some(&id) = self.vocab.get(term.as_str()) {
+                matching.extend(
+                    self.postings[id as usize]
+                        .iter()
+                        .filter(|p| in_scope(p.slot)),
+                );
             }
-            let df = matching.len() as f32;
-            let idf = (1.0 + (n - df + 0.5).max(0.0) / (df + 0.5)).ln();
+            let idf = idf(matching.len() as f32);
+            information += idf;
             for p in &matching {
                 let tf = p.tf as f32;
                 let len = self.docs[p.slot as usize].as_ref().map_or(0, |d| d.len) as f32;
                 let norm = k1 * (1.0 - b + b * len / avg_len);
                 let gain = idf * tf * (k1 + 1.0) / (tf + norm);
-                let score = &mut acc[p.slot as usize];
+                let (score, held) = &mut acc[p.slot as usize];
                 if score.is_nan() {
                     *score = gain;
                     matched.push(p.slot);
                 } else {
                     *score += gain;
                 }
+                *held += idf;
             }
         }
-        matched.into_iter().map(|s| (s, acc[s as usize])).collect()
+        let best = matched
+            .iter()
+            .map(|&s| acc[s as usize].1)
+            .fold(0.0, f32::max);
+        LexicalScores {
+            hits: matched
+                .into_iter()
+                .map(|s| (s, acc[s as usize].0))
+                .collect(),
+            coverage: if information > 0.0 {
+                (best / information).clamp(0.0, 1.0)
+            } else {
+                0.0
+            },
+        }
     }
+}
+
+/// What [`LexicalIndex::score`] finds for a query.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LexicalScores {
+    /// `(slot, BM25)` of every document in scope sharing a term with the query, unsorted.
+    pub hits: Vec<(u32, f32)>,
+    /// The largest share of the query's information (the sum of its terms' IDF, a term the
+    /// scope lacks counting as the rarest) that one document holds, in [0, 1]: 1 when one
+    /// document holds every term of the query, 0 when none holds any. An absolute measure of
+    /// how well the words of the query are matched, whatever the size of the scope.
+    pub coverage: f32,
 }
 
 #[cfg(test)]
@@ -242,7 +270,9 @@ mod tests {
     }
 
     fn ranked(idx: &LexicalIndex, q: &str, scope: usize) -> Vec<u32> {
-        let mut s = idx.score(&query_terms(q), Bm25Params::default(), scope, |_| true);
+        let mut s = idx
+            .score(&query_terms(q), Bm25Params::default(), scope, |_| true)
+            .hits;
         s.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         s.into_iter().map(|(slot, _)| slot).collect()
     }
@@ -288,7 +318,9 @@ mod tests {
     fn scope_filters_and_sets_idf() {
         let idx = index(&["apple pie", "apple tart", "banana bread"]);
         let only = |s: u32| s != 1;
-        let hits = idx.score(&query_terms("apple"), Bm25Params::default(), 2, only);
+        let hits = idx
+            .score(&query_terms("apple"), Bm25Params::default(), 2, only)
+            .hits;
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].0, 0);
     }
@@ -315,13 +347,42 @@ mod tests {
     fn length_normalisation_is_a_parameter() {
         let idx = index(&["cat", "cat dog bird fish tree"]);
         let q = query_terms("cat");
-        let flat = idx.score(&q, Bm25Params { k1: 1.2, b: 0.0 }, 2, |_| true);
+        let flat = idx
+            .score(&q, Bm25Params { k1: 1.2, b: 0.0 }, 2, |_| true)
+            .hits;
         let a = flat.iter().find(|h| h.0 == 0).unwrap().1;
         let b = flat.iter().find(|h| h.0 == 1).unwrap().1;
         assert!((a - b).abs() < 1e-6, "b = 0 ignores length");
-        let norm = idx.score(&q, Bm25Params { k1: 1.2, b: 0.75 }, 2, |_| true);
+        let norm = idx
+            .score(&q, Bm25Params { k1: 1.2, b: 0.75 }, 2, |_| true)
+            .hits;
         let a = norm.iter().find(|h| h.0 == 0).unwrap().1;
         let b = norm.iter().find(|h| h.0 == 1).unwrap().1;
         assert!(a > b, "b > 0 favours the short document");
+    }
+
+    #[test]
+    fn coverage_is_the_best_share_of_the_query_information() {
+        let idx = index(&[
+            "Caroline went hiking in the mountains",
+            "Caroline painted a sunset",
+            "Melanie painted her kitchen",
+            "the weather was fine",
+        ]);
+        let cover = |q: &str| {
+            idx.score(&query_terms(q), Bm25Params::default(), 4, |_| true)
+                .coverage
+        };
+        assert!((cover("Caroline painted a sunset") - 1.0).abs() < 1e-6);
+        assert!((cover("sunset, Caroline") - 1.0).abs() < 1e-6);
+        // Half the words in one memory: about half, the rarer word weighing more.
+        let half = cover("Caroline kayaking");
+        assert!((0.2..0.5).contains(&half), "{half}");
+        assert_eq!(cover("quantum chromodynamics"), 0.0);
+        assert_eq!(cover("the and of"), 0.0);
+        // Out of scope, a document covers nothing.
+        let scoped = idx.score(&query_terms("sunset"), Bm25Params::default(), 2, |s| s != 1);
+        assert_eq!(scoped.coverage, 0.0);
+        assert!(scoped.hits.is_empty());
     }
 }

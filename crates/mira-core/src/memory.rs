@@ -1,5 +1,6 @@
 //! Memory types, relation types, identifiers and the T1 fingerprint (with its entities).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -9,7 +10,9 @@ use uuid::Uuid;
 pub type MemoryId = Uuid;
 
 /// The kind of a memory; drives the default room, the recency decay and archiving.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum MemoryType {
     /// A choice that was made, with its reasons and rejected options.
@@ -97,7 +100,9 @@ impl FromStr for MemoryType {
 }
 
 /// The relation carried by a causal edge `from → to` (the newer memory is `to`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum RelationType {
     /// `to` happened because of `from`.
@@ -157,7 +162,9 @@ impl FromStr for RelationType {
 }
 
 /// The kind of an extracted entity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum EntityKind {
     /// A person's name.
@@ -183,7 +190,9 @@ pub enum EntityKind {
 }
 
 /// One entity found in a memory.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 pub struct Entity {
     /// The entity as written in the text.
     pub text: String,
@@ -193,7 +202,7 @@ pub struct Entity {
 
 /// The T1 form of a memory. Serialised with `serde_json` in field order, it is the canonical
 /// JSON stored in the database; extraction is deterministic (same text, same fingerprint).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Fingerprint {
     /// The memory type (given or classified).
     #[serde(rename = "type")]

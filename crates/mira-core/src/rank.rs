@@ -1,19 +1,31 @@
 //! Ranking by relevance: lexical and dense evidence fused by calibrated scores, propagation to
 //! the neighbouring memories of one session, and a boost for memories by or about the one person
 //! the query names. Each stage is a small pure function; the recall use case strings them
-//! together. Chosen on leave-one-conversation-out evaluation (README, "Recall quality"):
+//! together. Chosen on leave-one-conversation-out evaluation (docs/benchmarks.md, "Recall
+//! quality"):
 //! - **Scores, not ranks**: `F = w·z(BM25) + (1 − w)·z(cosine)`, z-scores over the searched scope
 //!   (documents without a query term count as BM25 0), then min-max to [0, 1]. RRF threw away
 //!   how far ahead the best matches are.
 //! - **Neighbours**: a question usually matches several turns of one exchange, so each memory
 //!   gains from the best-matching memories next to it in its session:
-//!   `G(i) = F(i) + α · Σ_{d=1..reach} γ^{d−1} · max(F(i−d), F(i+d))` (a missing neighbour
-//!   counts 0; F is propagated, never G).
+//!   `G(i) = F(i) + α · r(i) · (1 − κ·F(i)) · Σ_{d=1..reach} γ^{d−1} · max(F(i−d), F(i+d))`
+//!   (a missing neighbour counts 0; F is propagated, never G). A short turn of a chat means
+//!   little without the turns around it, a long memory stands on its own: `r(i) = min(1, L /
+//!   tokens(i))` ([`RankParams::propagation_tokens`] = L). The more a memory matches by
+//!   itself, the less its neighbours add (κ, [`RankParams::propagation_saturation`]).
 //! - **Entity**: when the query names exactly one known person, memories by or about them gain a
 //!   fixed amount.
+//! - **Sessions**: the best candidates are taken in turn, each further memory of a session
+//!   already taken counting [`RankParams::session_diversity`] less ([`diversify`]), so that the
+//!   first ten reach more sessions (a question about several conversations needs each of them).
+//!
+//! [`Standout`] is the other side: how far the best candidate stands above the scope's
+//! background, in words and in meaning, so that a recall with nothing relevant can say so.
 
 use crate::lexical::Bm25Params;
 use crate::text;
+use std::collections::HashMap;
+use std::hash::Hash;
 
 /// The parameters of the ranking stages.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -26,6 +38,15 @@ pub struct RankParams {
     pub propagation_decay: f32,
     /// How many memories on each side count.
     pub propagation_reach: usize,
+    /// A memory of more tokens than this receives proportionally less from its neighbours
+    /// (0: no limit).
+    pub propagation_tokens: u32,
+    /// How much a memory's own score `F` in [0, 1] limits what its neighbours add (the factor
+    /// `1 − κ·F`; 0: not at all, 1: a perfect match gains nothing).
+    pub propagation_saturation: f32,
+    /// What each further memory of a session already ranked higher loses, so that the best
+    /// candidates reach more sessions (0: off).
+    pub session_diversity: f32,
     /// Added to the score of a memory by or about the one person the query names.
     pub entity_boost: f32,
     /// The lexical scoring.
@@ -39,6 +60,9 @@ impl Default for RankParams {
             propagation: 0.5,
             propagation_decay: 0.5,
             propagation_reach: 3,
+            propagation_tokens: 128,
+            propagation_saturation: 0.0,
+            session_diversity: 0.0,
             entity_boost: 0.2,
             bm25: Bm25Params::default(),
         }
@@ -114,17 +138,124 @@ pub fn min_max(values: &mut [f32]) {
     }
 }
 
-/// `G = own + α · Σ_d γ^{d−1} · max(before_d, after_d)` where `sides[d − 1]` holds the fused
-/// scores of the memories `d` steps before and after in the same session (`None`: no such
-/// memory, counted as 0). Only the first `reach` entries of `sides` count.
-pub fn propagate(own: f32, sides: &[(Option<f32>, Option<f32>)], p: &RankParams) -> f32 {
+/// `G = own + α · r · (1 − κ·own) · Σ_d γ^{d−1} · max(before_d, after_d)` where `sides[d − 1]`
+/// holds the fused scores of the memories `d` steps before and after in the same session
+/// (`None`: no such memory, counted as 0) and `r` is the [`receptivity`] of a memory of
+/// `tokens` tokens. Only the first `reach` entries of `sides` count.
+pub fn propagate(
+    own: f32,
+    sides: &[(Option<f32>, Option<f32>)],
+    tokens: u32,
+    p: &RankParams,
+) -> f32 {
     let mut gain = 0.0;
     let mut weight = 1.0;
     for &(before, after) in sides.iter().take(p.propagation_reach) {
         gain += weight * before.unwrap_or(0.0).max(after.unwrap_or(0.0));
         weight *= p.propagation_decay;
     }
-    own + p.propagation * gain
+    let saturation = (1.0 - p.propagation_saturation.clamp(0.0, 1.0) * own).max(0.0);
+    own + p.propagation * receptivity(tokens, p) * saturation * gain
+}
+
+/// The share of its neighbours' scores a memory of `tokens` tokens receives: 1 up to
+/// [`RankParams::propagation_tokens`], then inversely to its length.
+pub fn receptivity(tokens: u32, p: &RankParams) -> f32 {
+    match p.propagation_tokens {
+        0 => 1.0,
+        limit if tokens <= limit => 1.0,
+        limit => limit as f32 / tokens as f32,
+    }
+}
+
+/// Reorders `ranked` (best first, `(item, score)`) so that the best candidates reach more
+/// sessions: the items are taken greedily by their score less `penalty` for each item of the
+/// same session taken before (items without a session are never penalised), and each keeps
+/// the score it was taken with (never above the one taken before it). Returns at most `k`.
+pub fn diversify<T: Copy, S: Eq + Hash>(
+    ranked: &[(T, f32)],
+    session: impl Fn(T) -> Option<S>,
+    penalty: f32,
+    k: usize,
+) -> Vec<(T, f32)> {
+    if penalty <= 0.0 || ranked.len() <= 1 {
+        return ranked.iter().take(k).copied().collect();
+    }
+    // Each item's session as a small number, and the memories taken of each.
+    let mut numbers: HashMap<S, usize> = HashMap::new();
+    let sessions: Vec<Option<usize>> = ranked
+        .iter()
+        .map(|&(t, _)| {
+            let next = numbers.len();
+            session(t).map(|s| *numbers.entry(s).or_insert(next))
+        })
+        .collect();
+    let mut taken = vec![0u32; numbers.len()];
+    let mut left: Vec<usize> = (0..ranked.len()).collect();
+    let mut out = Vec::with_capacity(k.min(ranked.len()));
+    let mut last = f32::INFINITY;
+    while out.len() < k && !left.is_empty() {
+        // The first of the best (ties keep the input order).
+        let (at, score) = left
+            .iter()
+            .enumerate()
+            .fold((0, f32::NEG_INFINITY), |best, (at, &i)| {
+                let before = sessions[i].map_or(0, |s| taken[s]);
+                match ranked[i].1 - penalty * before as f32 {
+                    s if s > best.1 => (at, s),
+                    _ => best,
+                }
+            });
+        let i = left.remove(at);
+        if let Some(s) = sessions[i] {
+            taken[s] += 1;
+        }
+        last = score.min(last);
+        out.push((ranked[i].0, last));
+    }
+    out
+}
+
+/// How far the best candidate of a recall stands above the scope's background, in meaning and
+/// in words: what tells a query with something relevant in memory from one with nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct Standout {
+    /// The best cosine above the mean cosine of the query with the scope, as a share of what
+    /// separates that mean from a perfect match: `(best − mean) / (1 − mean)` (`None`: ranked
+    /// without the model).
+    pub dense: Option<f32>,
+    /// The largest share of the query's information (the IDF of its words) one memory holds
+    /// ([`crate::lexical::LexicalScores::coverage`]).
+    pub lexical: f32,
+}
+
+/// The levels at or above which a [`Standout`] counts as something relevant.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StandoutLevels {
+    /// Least [`Standout::dense`].
+    pub dense: f32,
+    /// Least [`Standout::lexical`].
+    pub lexical: f32,
+}
+
+impl Standout {
+    /// The standout of a best cosine `best` over a scope whose mean cosine with the query is
+    /// `mean` (`None` without a query vector), with the lexical coverage `lexical`.
+    pub fn new(best_and_mean: Option<(f32, f32)>, lexical: f32) -> Standout {
+        Standout {
+            dense: best_and_mean.map(|(best, mean)| {
+                let room = (1.0 - mean).max(1e-6);
+                ((best - mean) / room).clamp(-1.0, 1.0)
+            }),
+            lexical: lexical.clamp(0.0, 1.0),
+        }
+    }
+
+    /// Whether something stands out: the words or the meaning of the best candidates reach
+    /// their level.
+    pub fn stands_out(&self, levels: &StandoutLevels) -> bool {
+        self.lexical >= levels.lexical || self.dense.is_some_and(|d| d >= levels.dense)
+    }
 }
 
 /// The names the query mentions among those `known` accepts (given in lower case): words written
@@ -201,17 +332,83 @@ mod tests {
         };
         let sides = [(Some(0.2), Some(1.0)), (None, Some(0.4)), (Some(0.8), None)];
         // 0.7 × (1.0 + 0.5 × 0.4 + 0.25 × 0.8) = 0.98
-        assert!((propagate(0.1, &sides, &p) - 1.08).abs() < 1e-5);
+        assert!((propagate(0.1, &sides, 40, &p) - 1.08).abs() < 1e-5);
         let off = RankParams {
             propagation: 0.0,
             ..p
         };
-        assert_eq!(propagate(0.1, &sides, &off), 0.1);
+        assert_eq!(propagate(0.1, &sides, 40, &off), 0.1);
         let near = RankParams {
             propagation_reach: 1,
             ..p
         };
-        assert!((propagate(0.0, &sides, &near) - 0.7).abs() < 1e-6);
+        assert!((propagate(0.0, &sides, 40, &near) - 0.7).abs() < 1e-6);
+    }
+
+    #[test]
+    fn long_memories_and_strong_matches_gain_less_from_neighbours() {
+        let p = RankParams {
+            propagation: 0.5,
+            propagation_reach: 1,
+            propagation_tokens: 100,
+            ..RankParams::default()
+        };
+        let sides = [(Some(1.0), None)];
+        assert!((propagate(0.2, &sides, 100, &p) - 0.7).abs() < 1e-6);
+        // Four times the length: a quarter of the gain.
+        assert!((propagate(0.2, &sides, 400, &p) - 0.325).abs() < 1e-6);
+        assert_eq!(
+            receptivity(
+                400,
+                &RankParams {
+                    propagation_tokens: 0,
+                    ..p
+                }
+            ),
+            1.0
+        );
+        let saturated = RankParams {
+            propagation_saturation: 1.0,
+            ..p
+        };
+        // 0.2 + 0.5 × (1 − 0.2) × 1.0
+        assert!((propagate(0.2, &sides, 50, &saturated) - 0.6).abs() < 1e-6);
+        assert_eq!(propagate(1.0, &sides, 50, &saturated), 1.0);
+    }
+
+    #[test]
+    fn diversity_lets_other_sessions_in_without_reordering_much() {
+        let ranked = [(0, 1.0), (1, 0.95), (2, 0.94), (3, 0.93), (4, 0.5)];
+        let session = |i: i32| (i != 4).then_some(if i == 3 { "b" } else { "a" });
+        let order = |v: Vec<(i32, f32)>| v.iter().map(|x| x.0).collect::<Vec<_>>();
+        // Off: the same order, cut at k.
+        assert_eq!(order(diversify(&ranked, session, 0.0, 3)), vec![0, 1, 2]);
+        // 0.05 per memory of a session taken: session b's best comes second.
+        let d = diversify(&ranked, session, 0.05, 5);
+        assert_eq!(order(d.clone()), vec![0, 3, 1, 2, 4]);
+        assert!(d.windows(2).all(|w| w[0].1 >= w[1].1), "{d:?}");
+        // A memory without a session is never penalised, and a large gap stays.
+        let far = [(0, 1.0), (1, 0.2), (2, 0.19)];
+        let d = diversify(&far, |i: i32| (i < 2).then_some(0), 0.05, 3);
+        assert_eq!(order(d), vec![0, 2, 1]);
+    }
+
+    #[test]
+    fn standout_measures_how_far_the_best_is_above_the_background() {
+        let levels = StandoutLevels {
+            dense: 0.3,
+            lexical: 0.4,
+        };
+        let strong = Standout::new(Some((0.65, 0.2)), 0.1);
+        assert!((strong.dense.unwrap() - 0.5625).abs() < 1e-6);
+        assert!(strong.stands_out(&levels));
+        let words = Standout::new(Some((0.3, 0.2)), 0.7);
+        assert!(words.stands_out(&levels));
+        let nothing = Standout::new(Some((0.3, 0.2)), 0.2);
+        assert!(!nothing.stands_out(&levels));
+        // Without the model, words alone decide.
+        assert!(!Standout::new(None, 0.2).stands_out(&levels));
+        assert!(Standout::new(None, 0.5).stands_out(&levels));
     }
 
     #[test]

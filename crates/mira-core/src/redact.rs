@@ -5,7 +5,7 @@
 //! What counts as obvious, each replaced by `[REDACTED:<kind>]`:
 //! - PEM private key blocks (`-----BEGIN … PRIVATE KEY-----` to the matching `END` line, or to
 //!   the end of the base64 lines when the block is cut): `private_key`;
-//! - API keys with a recognisable prefix: `sk-…` (OpenAI, Anthropic), `sk_live_…`/`rk_test_…`
+//! - API keys with a recognisable prefix: `sk-…` (OpenAI, Anthropic), `sk_live_…`/`rk_test_…`/`whsec_…`
 //!   (Stripe), `AIza…` (Google): `api_key`; `AKIA…`/`ASIA…` (AWS access key ids): `aws_key`;
 //!   `ghp_…`, `gho_…`, `ghu_…`, `ghs_…`, `ghr_…`, `github_pat_…`: `github_token`; `xoxb-…`,
 //!   `xoxp-…` and the other Slack prefixes: `slack_token`; `Bearer <long token>`: `token`;
@@ -13,7 +13,9 @@
 //! - values of `key=value` / `key: value` pairs whose key names a credential (`password`,
 //!   `passwd`, `secret`, `api_key`, `access_key`, `private_key`, `token`, with any prefix such as
 //!   `DB_PASSWORD`, `client_secret` or `GITHUB_TOKEN`): the key and separator stay, the value becomes `[REDACTED:password]`,
-//!   `[REDACTED:secret]`, `[REDACTED:token]` or `[REDACTED:api_key]`.
+//!   `[REDACTED:secret]`, `[REDACTED:token]` or `[REDACTED:api_key]`;
+//! - the password of a URL (`postgres://app:s3cret@db:5432/x`, as connection strings and
+//!   logs carry them): the user stays, the password becomes `[REDACTED:password]`.
 //!
 //! Redaction is idempotent (its own markers are never redacted again) and pure.
 
@@ -106,7 +108,7 @@ static TOKENS: LazyLock<Vec<(SecretKind, Regex)>> = LazyLock::new(|| {
         (SecretKind::GithubToken, r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
         (SecretKind::SlackToken, r"\bxox[abeoprs]-[A-Za-z0-9-]{10,}"),
         (SecretKind::AwsKey, r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-        (SecretKind::ApiKey, r"\bsk-[A-Za-z0-9_\-]{20,}|\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|\bAIza[0-9A-Za-z_\-]{35}"),
+        (SecretKind::ApiKey, r"\bsk-[A-Za-z0-9_\-]{20,}|\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9_]{8,}|\bAIza[0-9A-Za-z_\-]{35}"),
         (SecretKind::Token, r"\bBearer\s+[A-Za-z0-9\-._~+/]{16,}=*"),
         (SecretKind::Jwt, r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     ]
@@ -122,6 +124,11 @@ static PAIR: LazyLock<Regex> = LazyLock::new(|| {
         r#"(?i)\b([A-Za-z0-9_\-]*?(?:password|passwd|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key|token))(["']?\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|<[^>\n]*>|\$\{[^}\n]*\}|\{\{[^}\n]*\}\}|[^\s,;)\]}]+)"#,
     )
     .expect("pair pattern")
+});
+
+/// `scheme://user:password@`: the password (up to `@`, without `/` or white space).
+static URL_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b([A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\[\]]*:)([^\s/@]+)(@)").expect("URL pattern")
 });
 
 fn pair_kind(key: &str) -> SecretKind {
@@ -182,6 +189,17 @@ pub fn redact(text: &str) -> Redacted {
                 .into_owned();
         }
     }
+    if URL_PASSWORD.is_match(&out) {
+        out = URL_PASSWORD
+            .replace_all(&out, |c: &Captures<'_>| {
+                if !is_secret_value(&c[2]) {
+                    return c[0].to_owned();
+                }
+                bump(&mut counts, SecretKind::Password);
+                format!("{}{}{}", &c[1], SecretKind::Password.marker(), &c[3])
+            })
+            .into_owned();
+    }
     if PAIR.is_match(&out) {
         out = PAIR
             .replace_all(&out, |c: &Captures<'_>| {
@@ -232,6 +250,10 @@ mod tests {
             "stripe [REDACTED:api_key]"
         );
         assert_eq!(
+            redact("webhook secret whsec_5f0a9d1c7b2e4a8f").text,
+            "webhook secret [REDACTED:api_key]"
+        );
+        assert_eq!(
             redact("aws AKIAIOSFODNN7EXAMPLE in us-east-1").text,
             "aws [REDACTED:aws_key] in us-east-1"
         );
@@ -247,6 +269,26 @@ mod tests {
             kinds("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
             vec!["jwt"]
         );
+    }
+
+    #[test]
+    fn url_passwords_are_redacted() {
+        let r =
+            redact("DATABASE_URL=postgres://billing:Sup3r-S3cret@db.internal:5432/billing failed");
+        assert_eq!(
+            r.text,
+            "DATABASE_URL=postgres://billing:[REDACTED:password]@db.internal:5432/billing failed"
+        );
+        assert_eq!(r.counts, vec![(SecretKind::Password, 1)]);
+        for kept in [
+            "https://example.com/a:b@c",
+            "mailto:me@example.com",
+            "redis://:${REDIS_PASSWORD}@cache:6379",
+            "http://user:***@proxy:3128",
+            "see http://[::1]:8080/x",
+        ] {
+            assert_eq!(redact(kept).text, kept, "{kept}");
+        }
     }
 
     #[test]

@@ -10,22 +10,26 @@
 //! [0a1b2c3d] We decided to migrate to PostgreSQL for v2. Rejected: MySQL, MongoDB. Reason: ACID.
 //!
 //! 2 March 2026:
+//! [5c6d7e8f pinned] Deploys happen on Tuesdays only.
+//!
 //! [4e5f6a7b] fact, superseded by 0a1b2c3d: billing database
 //!
-//! Memories under the day they happened; [id] then the text, "(facts)" its extracted facts, or a type and keywords. mira_load(id) gives one in full.
+//! Memories under the day they happened; [id] then the text, "(facts)" its extracted facts, or a type and keywords; "pinned": shown in every recall. mira_load(id) gives one in full.
 //! ```
 //!
-//! - Memories are grouped under the **day** they happened: a day line (`9 April 2026:`) comes
-//!   before a memory whose day differs from the memory shown before it ([`day_line`]).
+//! - Memories are grouped under the **day** they happened, one day line (`9 April 2026:`) per
+//!   day ([`day_line`]): the days in the order of their first memory in the order given
+//!   (relevance), the memories of a day in that order too ([`by_day`]).
 //! - A **section** starts with the memory's short id (the first 8 hex digits of its UUID, which
-//!   every tool accepts) on the line of its first words. Verbatim: the content. Fingerprint:
-//!   `(facts)` and the extracted facts. Header: type, room (when not the type's default), a
-//!   superseded mark and a few keywords.
+//!   every tool accepts), and ` pinned` for a pinned memory, on the line of its first words.
+//!   Verbatim: the content. Fingerprint: `(facts)` and the extracted facts. Header: type, room
+//!   (when not the type's default), a superseded mark and a few keywords.
 //! - **Costs are exact and additive**: a section's cost is the cl100k token count of its string
 //!   (its blank line included) and does not depend on its position, so [`mode_costs`] can be
 //!   computed once, when the memory is stored (versioned by [`RENDER_VERSION`]); a day line
-//!   costs its own tokens where it is printed. The frame (title, query line, instructions) is
-//!   counted too: the whole answer fits the budget.
+//!   costs its own tokens where it is printed. The pinned mark adds [`pin_mark_cost`] to any
+//!   section (pinning changes after the costs are stored). The frame (title, query line,
+//!   notices, instructions) is counted too: the whole answer fits the budget.
 //! - Stored text is untrusted: bodies pass through [`crate::sanitize`], one-line fields have
 //!   line breaks and control characters turned into spaces.
 
@@ -98,8 +102,31 @@ pub const QUERY_ECHO_CHARS: usize = 60;
 /// Characters of keywords shown in a header (whole words; the first always).
 const HEADER_KEYWORD_CHARS: usize = 28;
 
-/// The instructions line closing the block (when enabled).
-pub const INSTRUCTIONS: &str = "Memories under the day they happened; [id] then the text, \"(facts)\" its extracted facts, or a type and keywords. mira_load(id) gives one in full.";
+/// What the instructions line closing the block says before naming how to load a memory.
+const LEGEND: &str = "Memories under the day they happened; [id] then the text, \"(facts)\" its extracted facts, or a type and keywords; \"pinned\": shown in every recall.";
+
+/// The mark after the id of a pinned memory's section.
+const PIN_MARK: &str = " pinned";
+
+/// Who reads the block: the closing line names their way to read a memory in full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Surface {
+    /// An agent over MCP (the `mira_load` tool).
+    #[default]
+    Mcp,
+    /// A person or script at the command line (`mira load ID`).
+    Cli,
+}
+
+impl Surface {
+    /// The instructions line closing the block.
+    pub fn instructions(self) -> String {
+        match self {
+            Surface::Mcp => format!("{LEGEND} mira_load(id) gives one in full."),
+            Surface::Cli => format!("{LEGEND} `mira load ID` gives one in full."),
+        }
+    }
+}
 
 /// The short id of a memory: the first 8 hex digits of its UUID.
 pub fn short_id(id: MemoryId) -> String {
@@ -125,13 +152,25 @@ pub fn day_number(t: DateTime<Utc>) -> i64 {
 
 /// `[<subjects>|<YYYY-MM-DD>] | <decision> | (rejected: a,b) | reason: x; y | facts: f; g |
 /// @<assignee> | approved: p,q | due:<deadline> | → T0:<uuid>`, each middle part only when
-/// present: the T1 form of a memory (`mira load`, its token count).
+/// present: the T1 form of a memory (the reference's, whose tokens are its fingerprint's cost).
 pub fn fingerprint_text(m: &Memory) -> String {
+    format!("{} | → T0:{}", fingerprint_facts(m), m.id)
+}
+
+/// [`fingerprint_text`] without the pointer to the memory itself: what a page showing the
+/// memory prints as its facts.
+pub fn fingerprint_facts(m: &Memory) -> String {
     let (subjects, rest) = fingerprint_parts(m);
     let mut parts = vec![format!("[{subjects}|{}]", m.created_at.format("%Y-%m-%d"))];
     parts.extend(rest);
-    parts.push(format!("→ T0:{}", m.id));
     parts.join(" | ")
+}
+
+/// The facts extracted from `m` on one line (`Use PostgreSQL | (rejected: MySQL) | reason:
+/// ACID`), or `None` when none were: what its fingerprint says beyond its subjects.
+pub fn facts_line(m: &Memory) -> Option<String> {
+    let (_, parts) = fingerprint_parts(m);
+    (!parts.is_empty()).then(|| parts.join(" | "))
 }
 
 /// The subjects of a fingerprint (its type's default subject when it has none) and its other
@@ -227,9 +266,14 @@ fn within_keyword_chars<'a>(items: impl Iterator<Item = &'a str>, sep: &str) -> 
     out
 }
 
-/// The start of a section: `[<short id>] `, then what the mode adds before the body.
-fn section_start(mode: RenderMode, m: &Memory) -> String {
-    let mut line = format!("[{}] ", short_id(m.id));
+/// The start of a section: `[<short id>] ` (`[<short id> pinned] ` when `pinned`), then what
+/// the mode adds before the body.
+fn section_start(mode: RenderMode, m: &Memory, pinned: bool) -> String {
+    let mut line = format!(
+        "[{}{}] ",
+        short_id(m.id),
+        if pinned { PIN_MARK } else { "" }
+    );
     match mode {
         RenderMode::Verbatim => {}
         RenderMode::Fingerprint => line.push_str("(facts) "),
@@ -247,17 +291,24 @@ fn section_start(mode: RenderMode, m: &Memory) -> String {
     line
 }
 
-/// The section of `m` in `mode`, ending with its blank line, and its cost in tokens.
+/// The section of `m` in `mode` (unpinned), ending with its blank line, and its cost in tokens.
 pub fn section(mode: RenderMode, m: &Memory) -> (String, u32) {
-    let text = section_text(mode, m);
+    let text = section_text(mode, m, false);
     let cost = to_u32(tokens::count(&text));
     (text, cost)
 }
 
-/// The section of `m` in `mode`, ending with its blank line (its cost is what [`section`] and
-/// [`mode_costs`] count: recall prints sections whose costs were stored).
-pub fn section_text(mode: RenderMode, m: &Memory) -> String {
-    let mut text = section_start(mode, m);
+/// The tokens the pinned mark adds to a section: the mark is a word of its own between the id
+/// and `]`, so a pinned section costs its stored cost plus this.
+pub fn pin_mark_cost() -> u32 {
+    to_u32(tokens::count(PIN_MARK))
+}
+
+/// The section of `m` in `mode`, ending with its blank line, marked when `pinned` (its cost is
+/// what [`section`] and [`mode_costs`] count, plus [`pin_mark_cost`] when pinned: recall
+/// prints sections whose costs were stored).
+pub fn section_text(mode: RenderMode, m: &Memory, pinned: bool) -> String {
+    let mut text = section_start(mode, m, pinned);
     match mode {
         RenderMode::Verbatim => {
             text.push_str(&sanitize(m.content.trim_end_matches(['\n', '\r'])));
@@ -329,11 +380,11 @@ pub struct Frame<'a> {
     pub wing: Option<&'a str>,
     /// Whether `wing` is a fallback wing (the wing asked for had no memory).
     pub fallback: bool,
-    /// Whether to close the block with [`INSTRUCTIONS`].
-    pub instructions: bool,
-    /// A line printed under the query, about the answer as a whole (e.g. that it was ranked
-    /// by words alone); counted in the frame's cost.
-    pub notice: Option<&'a str>,
+    /// Who to close the block with instructions for ([`Surface::instructions`]), if anyone.
+    pub instructions: Option<Surface>,
+    /// Lines printed under the query, about the answer as a whole (e.g. that it was ranked by
+    /// words alone); counted in the frame's cost.
+    pub notices: &'a [String],
 }
 
 /// The query as echoed: one line of at most [`QUERY_ECHO_CHARS`] characters, or [`FILTERED`]
@@ -366,8 +417,10 @@ impl Frame<'_> {
             }
         }
         let _ = writeln!(head, " ===\nQuery: {}", query_echo(self.query));
-        if let Some(n) = self.notice.map(single_line).filter(|n| !n.is_empty()) {
-            let _ = writeln!(head, "{n}");
+        for n in self.notices.iter().map(|n| single_line(n)) {
+            if !n.is_empty() {
+                let _ = writeln!(head, "{n}");
+            }
         }
         head.push('\n');
         head
@@ -375,10 +428,9 @@ impl Frame<'_> {
 
     /// Tokens of the frame for `count` memories and a printed total of `total`.
     fn cost(&self, count: usize, total: u32) -> u32 {
-        let tail = if self.instructions && count > 0 {
-            tokens::count(INSTRUCTIONS)
-        } else {
-            0
+        let tail = match self.instructions {
+            Some(s) if count > 0 => tokens::count(&s.instructions()),
+            _ => 0,
         };
         to_u32(tokens::count(&self.head(count, total)) + tail)
     }
@@ -407,9 +459,47 @@ pub struct Placed {
     pub cost: u32,
 }
 
+/// The display order of memories given in relevance order and happening at `times`: grouped
+/// by day, the days in the order of their first memory, the memories of a day in the order
+/// given (so a superseded memory stays right after its successor of the same day). Indexes
+/// into `times`.
+pub fn by_day(times: &[DateTime<Utc>]) -> Vec<usize> {
+    by_day_newer_first(times, &[])
+}
+
+/// [`by_day`], where each pair `(newer, older)` of indexes into `times` (the newer happening
+/// later, and given before the older) must be shown newer first: a day holding such a newer
+/// memory comes up to the place of the older one's day, just above it. Days only move up, so
+/// the block keeps one line per day.
+pub fn by_day_newer_first(times: &[DateTime<Utc>], pairs: &[(usize, usize)]) -> Vec<usize> {
+    let days: Vec<i64> = times.iter().map(|t| day_number(*t)).collect();
+    let mut place = std::collections::BTreeMap::new();
+    for (i, d) in days.iter().enumerate() {
+        place.entry(*d).or_insert(i);
+    }
+    // Oldest day first: an older day's place is final before a newer day takes it.
+    let ordered: Vec<i64> = place.keys().copied().collect();
+    for day in ordered {
+        for &(newer, older) in pairs {
+            let (Some(&dn), Some(&d_old)) = (days.get(newer), days.get(older)) else {
+                continue;
+            };
+            if dn == day && d_old < day {
+                let up = place.get(&d_old).copied().unwrap_or(usize::MAX);
+                place.entry(day).and_modify(|p| *p = (*p).min(up));
+            }
+        }
+    }
+    let mut order: Vec<usize> = (0..times.len()).collect();
+    // At one place, the later day first (it is the newer statement's).
+    order.sort_by_key(|&i| (place.get(&days[i]).copied(), std::cmp::Reverse(days[i])));
+    order
+}
+
 /// The context block for `sections` (in display order, each under its day line where the day
-/// changes) and its total cost in tokens, frame and day lines included; the title prints that
-/// total (found as a fixed point: its own digits are tokens too). No trailing newline.
+/// changes: one per day when ordered [`by_day`]) and its total cost in tokens, frame and day
+/// lines included; the title prints that total (found as a fixed point: its own digits are
+/// tokens too). No trailing newline.
 pub fn context_block(frame: &Frame<'_>, sections: &[Placed]) -> (String, u32) {
     let mut body_text = String::new();
     let mut body = 0u32;
@@ -435,8 +525,8 @@ pub fn context_block(frame: &Frame<'_>, sections: &[Placed]) -> (String, u32) {
     }
     let mut out = frame.head(count, total);
     out.push_str(&body_text);
-    if frame.instructions && count > 0 {
-        out.push_str(INSTRUCTIONS);
+    if let Some(s) = frame.instructions.filter(|_| count > 0) {
+        out.push_str(&s.instructions());
     } else {
         while out.ends_with('\n') {
             out.pop();
@@ -648,29 +738,46 @@ pub(crate) mod tests {
             budget: 4000,
             wing: Some("platform"),
             fallback: false,
-            instructions: true,
-            notice: None,
+            instructions: Some(Surface::Mcp),
+            notices: &[],
         };
         let (block, total) = context_block(&frame, std::slice::from_ref(&s));
         assert!(block.starts_with(&format!(
             "=== MIRA CONTEXT · 1 memory · {total}/4000 tokens · wing platform ===\nQuery: why PostgreSQL?\n\n9 April 2026:\n[0a1b2c3d]"
         )));
-        assert!(block.ends_with(INSTRUCTIONS));
+        assert!(
+            block.ends_with("mira_load(id) gives one in full."),
+            "{block}"
+        );
         assert!(tokens::count(&block) as u32 <= total, "{block}");
         assert!(total <= frame.reserve(1) + s.cost + day_line_cost(d.created_at));
+        let cli = Frame {
+            instructions: Some(Surface::Cli),
+            ..frame
+        };
+        let (cli_block, cli_total) = context_block(&cli, std::slice::from_ref(&s));
+        assert!(cli_block.ends_with("`mira load ID` gives one in full."));
+        assert!(!cli_block.contains("mira_load"), "{cli_block}");
+        assert!(tokens::count(&cli_block) as u32 <= cli_total);
+        let notes = [
+            "Note: ranked by words only.".to_string(),
+            "Second\nnote.".to_string(),
+        ];
         let noted = Frame {
-            notice: Some("Note: ranked by words only."),
+            notices: &notes,
             ..frame
         };
         let (with_notice, noted_total) = context_block(&noted, std::slice::from_ref(&s));
         assert!(
-            with_notice.contains("Query: why PostgreSQL?\nNote: ranked by words only.\n\n9 April"),
+            with_notice.contains(
+                "Query: why PostgreSQL?\nNote: ranked by words only.\nSecond note.\n\n9 April"
+            ),
             "{with_notice}"
         );
         assert!(tokens::count(&with_notice) as u32 <= noted_total && noted_total > total);
         assert!(noted_total <= noted.reserve(1) + s.cost + day_line_cost(d.created_at));
         let quiet = Frame {
-            instructions: false,
+            instructions: None,
             fallback: true,
             ..frame
         };
@@ -681,37 +788,94 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_day_line_opens_each_run_of_one_day() {
+    fn memories_are_grouped_under_one_line_per_day() {
         let a = decision();
         let mut b = memory(2, MemoryType::Fact, "w", "Second.");
-        b.created_at = a.created_at + chrono::Duration::hours(2);
+        b.created_at = a.created_at - chrono::Duration::hours(2);
         let mut c = memory(3, MemoryType::Fact, "w", "Third.");
         c.created_at = Utc.with_ymd_and_hms(2026, 3, 2, 8, 0, 0).unwrap();
+        let mut d = memory(4, MemoryType::Fact, "w", "Fourth.");
+        d.created_at = a.created_at + chrono::Duration::hours(3);
+        // Relevance order: a (9 April), c (2 March), d and b (9 April, after and before a).
+        let relevance = [&a, &c, &d, &b];
+        let order = by_day(&relevance.map(|m| m.created_at));
+        assert_eq!(order, vec![0, 2, 3, 1], "9 April first, by relevance");
         let frame = Frame {
             query: "q",
             budget: 4000,
             wing: None,
             fallback: false,
-            instructions: false,
-            notice: None,
+            instructions: None,
+            notices: &[],
         };
-        let parts = [
-            placed(&a, RenderMode::Verbatim),
-            placed(&b, RenderMode::Verbatim),
-            placed(&c, RenderMode::Header),
-            placed(&a, RenderMode::Header),
-        ];
+        let parts: Vec<Placed> = order
+            .iter()
+            .map(|&i| placed(relevance[i], RenderMode::Verbatim))
+            .collect();
         let (block, total) = context_block(&frame, &parts);
         let days: Vec<&str> = block.lines().filter(|l| l.ends_with(" 2026:")).collect();
-        assert_eq!(
-            days,
-            vec!["9 April 2026:", "2 March 2026:", "9 April 2026:"],
+        assert_eq!(days, vec!["9 April 2026:", "2 March 2026:"], "{block}");
+        assert!(
+            block.contains("9 April 2026:\n[0a1b2c3d] We chose PostgreSQL.\n\n[00000000] Fourth.\n\n[00000000] Second.\n\n2 March 2026:\n[00000000] Third."),
             "{block}"
         );
-        assert!(
-            block.contains("9 April 2026:\n[0a1b2c3d] We chose PostgreSQL.\n\n[00000000] Second.")
-        );
         assert!(tokens::count(&block) as u32 <= total, "{block}");
+        assert_eq!(by_day(&[]), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn a_newer_statement_brings_its_day_above_the_older_one() {
+        let at = |m: u32, d: u32, h: u32| Utc.with_ymd_and_hms(2026, m, d, h, 0, 0).unwrap();
+        // Given (relevance, each newer statement placed before the older one): 0 on 1 March,
+        // 1 on 20 May (newer than 2), 2 on 9 April (newer than 4), 3 and 4 on 1 March, 5 on
+        // 9 April.
+        let times = [
+            at(3, 1, 8),
+            at(5, 20, 8),
+            at(4, 9, 8),
+            at(3, 1, 9),
+            at(3, 1, 10),
+            at(4, 9, 9),
+        ];
+        assert_eq!(by_day_newer_first(&times, &[]), vec![0, 3, 4, 1, 2, 5]);
+        // 9 April comes up above 1 March, and 20 May above 9 April: one line per day still.
+        let order = by_day_newer_first(&times, &[(2, 4), (1, 2)]);
+        assert_eq!(order, vec![1, 2, 5, 0, 3, 4]);
+        // A pair within one day keeps the order given.
+        assert_eq!(
+            by_day_newer_first(&times, &[(3, 4)]),
+            by_day_newer_first(&times, &[])
+        );
+    }
+
+    #[test]
+    fn a_pinned_section_costs_its_stored_cost_and_the_mark() {
+        let mut m = decision();
+        m.fingerprint.subjects = vec!["deploys".into()];
+        for n in 0..300u128 {
+            m.id = Uuid::from_u128(n.wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835));
+            for content in [
+                "We chose PostgreSQL.",
+                "'s odd start",
+                "]] brackets",
+                "9 to 5",
+            ] {
+                m.content = content.into();
+                for mode in [
+                    RenderMode::Header,
+                    RenderMode::Fingerprint,
+                    RenderMode::Verbatim,
+                ] {
+                    let pinned = section_text(mode, &m, true);
+                    assert!(pinned.starts_with(&format!("[{} pinned] ", short_id(m.id))));
+                    assert_eq!(
+                        tokens::count(&pinned) as u32,
+                        section(mode, &m).1 + pin_mark_cost(),
+                        "{pinned}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
@@ -722,8 +886,8 @@ pub(crate) mod tests {
             budget: 100,
             wing: None,
             fallback: false,
-            instructions: false,
-            notice: None,
+            instructions: None,
+            notices: &[],
         };
         let (block, total) = context_block(&frame, &[]);
         let line = block.lines().nth(1).unwrap();

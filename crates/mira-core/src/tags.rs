@@ -7,6 +7,7 @@
 
 use crate::memory::Fingerprint;
 use crate::text::{extraction_prefix, is_stop_word, keywords, words};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
@@ -22,7 +23,9 @@ const MIN_KEYWORD_CHARS: usize = 5;
 const MIN_SUBJECT_WORD_CHARS: usize = 3;
 
 /// Where a tag comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TagKind {
     /// An entity of the fingerprint.
@@ -60,7 +63,7 @@ impl std::str::FromStr for TagKind {
 }
 
 /// One tag of a memory.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct Tag {
     /// The normalised tag text.
     pub tag: String,

@@ -315,6 +315,38 @@ pub fn truncate_words(s: &str, max_chars: usize) -> &str {
     cut.trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ':' | '.' | '-'))
 }
 
+/// `s` with its whitespace collapsed, whole when it has at most `max_chars` characters, else
+/// the longest start of whole words that leaves room for `…` within `max_chars` (trailing
+/// punctuation dropped), then `…`; a first word longer than that alone is cut.
+pub fn cut_words(s: &str, max_chars: usize) -> String {
+    let line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= max_chars {
+        return line;
+    }
+    let room = max_chars.saturating_sub(1);
+    let mut out = String::new();
+    for word in line.split(' ') {
+        let sep = usize::from(!out.is_empty());
+        if out.chars().count() + sep + word.chars().count() > room {
+            if out.is_empty() {
+                out = word.chars().take(room).collect();
+            }
+            break;
+        }
+        if sep == 1 {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    let kept = out.trim_end_matches([',', ';', ':', '-', '—', '(']);
+    format!("{}…", kept.trim_end())
+}
+
+/// `n` and the noun that counts it: `1 memory`, `2 memories`, `0 memories`.
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Words that make a clause after "since" a time expression ("since 2020", "since then",
 /// "since we last spoke", "since I started").
 #[rustfmt::skip]
@@ -473,6 +505,35 @@ mod tests {
             truncate_words("  ends with a comma, ", 40),
             "ends with a comma"
         );
+    }
+
+    #[test]
+    fn cut_words_never_cuts_a_word() {
+        assert_eq!(cut_words("  short\n text ", 20), "short text");
+        assert_eq!(cut_words("alpha beta gamma delta", 16), "alpha beta…");
+        assert_eq!(cut_words("alpha beta, gamma delta", 17), "alpha beta…");
+        assert_eq!(cut_words("Supercalifragilistic", 8), "Superca…");
+        assert_eq!(cut_words("ééé ééé ééé", 8), "ééé ééé…");
+        assert_eq!(cut_words("ééé ééé ééé", 7), "ééé…");
+        let long = "We decided to write the API in Rust with axum instead of Go, because the team knows Rust.";
+        for max in 5..long.len() {
+            let cut = cut_words(long, max);
+            assert!(cut.chars().count() <= max, "{cut}");
+            let kept = cut.trim_end_matches('…');
+            assert!(long.starts_with(kept), "{cut}");
+            let next = long[kept.len()..].chars().next();
+            assert!(
+                next.is_none_or(|c| !c.is_alphanumeric()),
+                "cut mid-word at {max}: {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn plurals() {
+        assert_eq!(plural(1, "memory", "memories"), "1 memory");
+        assert_eq!(plural(0, "memory", "memories"), "0 memories");
+        assert_eq!(plural(2, "link", "links"), "2 links");
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //!
 //! The production embedder is [`MiniLm`]: the `all-MiniLM-L6-v2` sentence-transformer
 //! run on CPU with [ONNX Runtime](https://onnxruntime.ai) through the `ort` crate, which loads
-//! the `libonnxruntime.so` of the model directory at run time. A text goes through this
-//! pipeline:
+//! the ONNX Runtime library of the model directory (`libonnxruntime.so`, `.dylib` on macOS) at
+//! run time. A text goes through this pipeline:
 //!
 //! 1. **tokenize** (on the calling thread) with the model's WordPiece `tokenizer.json`
 //!    (lower-casing BERT normaliser, `[CLS] … [SEP]` template), truncated to 256 tokens — the
@@ -47,6 +47,12 @@
 //! `onnxruntime` wheel. A missing file is reported as [`EmbedError::ModelMissing`], whose
 //! message names the file and the script.
 //!
+//! # Privacy
+//!
+//! Nothing leaves the machine: ONNX Runtime's telemetry is turned off before the library loads
+//! ([`disable_telemetry`], which programs should call first thing in `main`), and again through
+//! its API once loaded.
+//!
 //! # Other embedders
 //!
 //! - [`HashEmbedder`]: deterministic hashed bag of words, for tests that need
@@ -70,7 +76,7 @@ pub use error::EmbedError;
 pub use hash::HashEmbedder;
 pub use minilm::{missing_file, MiniLm, MAX_TOKENS};
 pub use options::{ModelOptions, Precision, DEFAULT_BATCH_SIZE};
-pub use runtime::LIBRARY_FILE;
+pub use runtime::{disable_telemetry, LIBRARY_FILE, TELEMETRY_VARIABLE};
 
 /// Name of the default sentence-embedding model.
 pub const DEFAULT_MODEL_NAME: &str = "all-MiniLM-L6-v2";

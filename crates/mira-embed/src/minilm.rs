@@ -64,7 +64,7 @@ fn invalid(path: &Path, reason: impl fmt::Display) -> EmbedError {
 }
 
 /// The first file [`MiniLm::load_with`] needs in `dir` for `precision` that is not there, if
-/// any: `tokenizer.json`, `config.json`, the graph, `libonnxruntime.so`.
+/// any: `tokenizer.json`, `config.json`, the graph, ONNX Runtime ([`LIBRARY_FILE`]).
 pub fn missing_file(dir: &Path, precision: Precision) -> Option<PathBuf> {
     [
         TOKENIZER_FILE,
@@ -85,7 +85,7 @@ impl MiniLm {
 
     /// Loads the model from `dir` (see [`resolve_model_dir`](crate::resolve_model_dir)),
     /// which must hold `tokenizer.json`, `config.json`, the graph of the chosen precision
-    /// (`model.onnx` or `model_int8.onnx`) and `libonnxruntime.so`, as
+    /// (`model.onnx` or `model_int8.onnx`) and ONNX Runtime ([`LIBRARY_FILE`]), as
     /// `scripts/fetch-model.sh` installs them.
     ///
     /// Returns [`EmbedError::ModelMissing`] when the directory or one of these files is absent,

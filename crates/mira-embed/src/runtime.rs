@@ -10,9 +10,31 @@ use ort::value::Tensor;
 
 use crate::{EmbedError, DIMENSION};
 
-/// Name of the ONNX Runtime library in the model directory (scripts/fetch-model.sh copies it
-/// there from the pinned onnxruntime wheel).
-pub const LIBRARY_FILE: &str = "libonnxruntime.so";
+/// Name of the ONNX Runtime library in the model directory, the platform's name for it
+/// (scripts/fetch-model.sh copies it there from the pinned onnxruntime wheel under this name).
+pub const LIBRARY_FILE: &str = if cfg!(target_os = "macos") {
+    "libonnxruntime.dylib"
+} else {
+    "libonnxruntime.so"
+};
+
+/// The environment variable ONNX Runtime reads when it loads: `1` turns its telemetry off.
+pub const TELEMETRY_VARIABLE: &str = "ORT_DISABLE_TELEMETRY";
+
+/// Turns ONNX Runtime's telemetry off for this process, before the library is loaded: without
+/// it the library records a device id and usage events under
+/// `~/.cache/Microsoft/DeveloperTools/.onnxruntime/` and may try to send them (the API's
+/// `DisableTelemetryEvents`, also called, stops none of that). Sets
+/// [`TELEMETRY_VARIABLE`]`=1` unless it already is.
+///
+/// Call it first thing in `main`, before any thread starts: changing the environment while
+/// another thread reads it is undefined behaviour in the C library. The model loader calls it
+/// too, for programs that did not; it then changes nothing when `main` did.
+pub fn disable_telemetry() {
+    if std::env::var_os(TELEMETRY_VARIABLE).as_deref() != Some(std::ffi::OsStr::new("1")) {
+        std::env::set_var(TELEMETRY_VARIABLE, "1");
+    }
+}
 
 /// The process's ONNX Runtime environment: the library can be loaded only once, and `ort`
 /// allows one environment per process.
@@ -21,9 +43,11 @@ static ENVIRONMENT: OnceLock<Result<Environment, String>> = OnceLock::new();
 fn environment(library: &Path) -> Result<&'static Environment, EmbedError> {
     ENVIRONMENT
         .get_or_init(|| {
+            disable_telemetry();
             ort::init_from(library)
                 .map_err(|e| e.to_string())?
                 .with_name("mira")
+                // A second lock: the variable already kept the library from starting it.
                 .with_telemetry(false)
                 .build()
                 .map_err(|e| e.to_string())

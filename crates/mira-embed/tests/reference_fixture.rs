@@ -5,8 +5,8 @@
 //!
 //! The model is loaded from `resolve_model_dir(None)`; the test fails (it does not
 //! skip) when the model is missing: install it with `scripts/fetch-model.sh`. The
-//! fixture is read from `$MIRA_SHARED_DIR/fixtures/` when that variable is set, else
-//! from the `shared/` folder beside the repository.
+//! fixture is read from the project's data folder: `$MIRA_SHARED_DIR/fixtures/` when that
+//! variable is set, else `../shared/fixtures/` beside the checkout (`shared_dir.rs`).
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -30,14 +30,11 @@ struct Case {
     embedding: Vec<f32>,
 }
 
+#[path = "../../mira-store/tests/it/shared_dir.rs"]
+mod shared_dir;
+
 fn fixture_path() -> PathBuf {
-    match std::env::var_os("MIRA_SHARED_DIR").filter(|d| !d.is_empty()) {
-        Some(dir) => PathBuf::from(dir).join("fixtures/minilm_reference.json"),
-        None => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/fixtures/minilm_reference.json"
-        )),
-    }
+    shared_dir::shared_path("fixtures/minilm_reference.json")
 }
 
 fn fixture() -> &'static Fixture {

@@ -22,10 +22,11 @@
 //! hard-coded 0.3.)
 
 use crate::model::{Dimension, Identity, LEVELS};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The drift of one dimension.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DimensionDrift {
     /// The dimension.
     pub dimension: Dimension,
@@ -38,7 +39,7 @@ pub struct DimensionDrift {
 }
 
 /// A drift report between two identities.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DriftReport {
     /// Largest per-dimension distance.
     pub score: f64,

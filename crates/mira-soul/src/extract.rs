@@ -19,12 +19,13 @@
 
 use crate::model::Dimension;
 use crate::text::{self, saturate, Lexicon};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 /// A trait seen in one capture.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ObservedTrait {
     /// Trait name.
     pub name: String,

@@ -16,6 +16,7 @@
 
 use crate::extract::Observation;
 use crate::model::{flag, Identity, Trait, LEVELS};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Evidence weight beyond which the past stops growing heavier.
@@ -129,7 +130,7 @@ pub fn merge(id: &mut Identity, obs: &Observation, min_confidence: f64, now: i64
 }
 
 /// A trait that changed between two versions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TraitChange {
     /// Trait name.
     pub name: String,
@@ -140,7 +141,7 @@ pub struct TraitChange {
 }
 
 /// A level that moved by more than [`LEVEL_CHANGE`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LevelChange {
     /// Level key.
     pub key: String,
@@ -155,7 +156,7 @@ pub const LEVEL_CHANGE: f64 = 0.05;
 
 /// What changed from one version to the next. Traits gained or lost and levels that moved
 /// change the identity; a confidence that rose or fell only says how sure SOUL is of it.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Diff {
     /// Traits that appeared.
     pub added: Vec<TraitChange>,

@@ -7,11 +7,14 @@
 //! drift is measured on. Each level also carries the evidence weight accumulated for it
 //! ([`Identity::evidence`]), so that a merge can weigh what was observed against what is known.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The dimensions of an identity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Dimension {
     /// Personality traits (a set, compared as a weighted set).
@@ -185,7 +188,7 @@ pub const RESPONSE_LENGTHS: &[&str] = &["terse", "concise", "moderate", "detaile
 pub const STRUCTURES: &[&str] = &["freeform", "bulleted", "numbered", "sectioned", "mixed"];
 
 /// One personality trait.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Trait {
     /// Its name, lower case (`analytical`, `empathetic` …).
     pub name: String,
@@ -244,7 +247,7 @@ pub fn adverb(intensity: f64) -> &'static str {
 }
 
 /// How the agent speaks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Voice {
     /// Formal (1) … casual (0).
     pub formality_level: f64,
@@ -304,7 +307,7 @@ impl Default for Voice {
 }
 
 /// How the agent structures its answers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Communication {
     /// Answer length: 0 terse … 1 exhaustive (see [`RESPONSE_LENGTHS`]).
     pub length_level: f64,
@@ -337,7 +340,7 @@ impl Default for Communication {
 }
 
 /// What the agent prioritises.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Values {
     /// Accuracy.
     pub accuracy: f64,
@@ -367,7 +370,7 @@ impl Default for Values {
 }
 
 /// Behavioural patterns.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Behaviour {
     /// Curiosity (questions asked, exploration).
     pub curiosity_level: f64,
@@ -394,7 +397,7 @@ impl Default for Behaviour {
 }
 
 /// Emotional tone.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Emotion {
     /// Warmth.
     pub warmth: f64,
@@ -460,7 +463,7 @@ macro_rules! level_fields {
 }
 
 /// One version of an agent's identity.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Identity {
     /// Unique id (UUID).
     pub id: String,

@@ -12,6 +12,7 @@ use crate::model::Identity;
 use crate::patch::{apply, parse_directive, Patch};
 use crate::storage::{ObservationRecord, SoulStore, Swap};
 use crate::{Settings, SoulError};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// Longest accepted conversation, in characters.
@@ -99,7 +100,7 @@ pub struct CaptureRequest {
 }
 
 /// What a capture did.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CaptureOutcome {
     /// The agent.
     pub agent_id: String,
@@ -223,7 +224,7 @@ pub struct RecallRequest {
 }
 
 /// The identity prompt.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RecallOutcome {
     /// The agent.
     pub agent_id: String,
@@ -284,7 +285,7 @@ pub struct DriftRequest {
 }
 
 /// What was compared.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(tag = "mode", rename_all = "snake_case")]
 pub enum DriftScope {
     /// Two versions of the identity.
@@ -308,7 +309,7 @@ pub enum DriftScope {
 }
 
 /// A drift check.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct DriftOutcome {
     /// The agent.
     pub agent_id: String,
@@ -419,7 +420,7 @@ pub fn drift(
 }
 
 /// A model swap.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SwapOutcome {
     /// The agent.
     pub agent_id: String,
@@ -518,7 +519,7 @@ pub fn swap(
 }
 
 /// One version, as listed by status and history.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct VersionEntry {
     /// Version number.
     pub version: i64,
@@ -561,7 +562,7 @@ fn entries(versions: &[Identity], shown: usize) -> Vec<VersionEntry> {
 }
 
 /// An agent's current identity.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct StatusOutcome {
     /// The agent.
     pub agent_id: String,
@@ -614,7 +615,7 @@ pub fn status(
 }
 
 /// The evolution of an identity.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct HistoryOutcome {
     /// The agent.
     pub agent_id: String,
@@ -642,7 +643,7 @@ pub fn history(
 }
 
 /// An edit (update or patch).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct EditOutcome {
     /// The agent.
     pub agent_id: String,

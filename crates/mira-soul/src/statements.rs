@@ -21,10 +21,11 @@
 
 use crate::coherence;
 use crate::model::{flag, Dimension, Identity, Scale};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// Where a statement comes from; also its rank (traits first, defaults last).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     /// A personality trait captured or edited.
@@ -36,7 +37,7 @@ pub enum Source {
 }
 
 /// One statement of the identity prompt.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Statement {
     /// The dimension it describes.
     pub dimension: Dimension,

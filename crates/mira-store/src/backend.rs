@@ -9,11 +9,11 @@
 use crate::feed::{ChangeCursor, Changes, LiveRow};
 use crate::lifecycle::{ArchivePlan, ArchiveReport, DeleteCounts, DeleteScope, TimelineQuery};
 use crate::model::{
-    NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory, Unembedded,
+    Link, NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory, Unembedded,
 };
 use crate::{DeadLetter, MemoryEdit, Result, StoreError};
 use mira_core::allocate::ModeCosts;
-use mira_core::memory::{Memory, MemoryId};
+use mira_core::memory::{Memory, MemoryId, RelationType};
 use mira_core::slots::Slot;
 use std::collections::HashMap;
 
@@ -136,6 +136,20 @@ pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
     /// memory has that id.
     fn set_superseded_by(&self, id: MemoryId, by: Option<MemoryId>) -> Result<bool>;
 
+    /// Adds the causal edge `link.from → link.to`, detected at `at_ms`, in one transaction:
+    /// `None` when either memory does not exist (or both are one), else whether it was added
+    /// (`false`: that edge was there already, and is left as it was).
+    fn add_link(&self, link: &Link, at_ms: i64) -> Result<Option<bool>>;
+
+    /// Removes the causal edges between `a` and `b`, either way (only those of `relation` when
+    /// given), in one transaction; returns those removed.
+    fn remove_links(
+        &self,
+        a: MemoryId,
+        b: MemoryId,
+        relation: Option<RelationType>,
+    ) -> Result<Vec<Link>>;
+
     /// Files memory `id` under `edit`'s wing, room and type, replacing its fingerprint, tags and
     /// section costs, in one transaction; false when no memory has that id.
     fn edit_memory(&self, id: MemoryId, edit: &MemoryEdit) -> Result<bool>;
@@ -152,8 +166,9 @@ pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
     /// `model`), oldest first.
     fn without_embedding(&self, model: &str, limit: usize) -> Result<Vec<Unembedded>>;
 
-    /// How many memories have no embedding of `model` (none, or one another model made).
-    fn count_without_embedding(&self, model: &str) -> Result<u64>;
+    /// How many memories (of `wings`, or of every wing) have no embedding of `model` (none,
+    /// or one another model made).
+    fn count_without_embedding(&self, model: &str, wings: Option<&[String]>) -> Result<u64>;
 
     /// Stores the embeddings `model` computed for memories that had none of it, in one
     /// transaction, replacing those of another model. A memory deleted meanwhile, or embedded
@@ -161,7 +176,13 @@ pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
     fn set_embeddings(&self, model: &str, vectors: &[(MemoryId, Vec<f32>)]) -> Result<usize>;
 
     /// Counts for `mira status`.
-    fn stats(&self) -> Result<StoreStats>;
+    fn stats(&self) -> Result<StoreStats> {
+        self.stats_in(None)
+    }
+
+    /// Counts for `mira status` over the memories of `wings` (every wing when `None`): edges
+    /// and tags are those of these memories.
+    fn stats_in(&self, wings: Option<&[String]>) -> Result<StoreStats>;
 
     /// The distinct wings, sorted.
     fn wings(&self) -> Result<Vec<String>>;

@@ -46,7 +46,7 @@ pub enum StoreError {
     #[error("{0}")]
     Config(String),
     /// No connection to the PostgreSQL server could be made.
-    #[error("cannot connect to PostgreSQL at {location}: {message}; check storage.postgres.url (or MIRA_DATABASE_URL), that the server runs and accepts this user, and storage.postgres.tls")]
+    #[error("cannot connect to PostgreSQL at {location}: {message}; check storage.postgres.url (or MIRA_DATABASE_URL), that the server runs and accepts this user, and its TLS (sslmode, storage.postgres.tls)")]
     Unreachable {
         /// The URL without its password.
         location: String,
@@ -65,6 +65,21 @@ fn pg_message(e: &postgres::Error) -> String {
             Some(detail) => format!("{} ({detail})", db.message()),
             None => db.message().to_owned(),
         },
-        None => e.to_string(),
+        None => reason(e),
     }
+}
+
+/// An error with every cause under it (`error connecting to server: Connection refused (os
+/// error 111)`): the client's own messages name the step, its causes say why.
+pub(crate) fn reason(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        cause = c.source();
+    }
+    text
 }

@@ -29,8 +29,8 @@ pub use lifecycle::{
 };
 pub use migrations::{Migration, MIGRATIONS, PG_MIGRATIONS};
 pub use model::{
-    Edge, Embedding, NewMemory, Parts, Relation, RestoreOutcome, RowFacts, Scope, StoreStats,
-    StoredMemory, Unembedded,
+    Edge, Embedding, Link, NewMemory, Parts, Relation, RestoreOutcome, RowFacts, Scope, Source,
+    StoreStats, StoredMemory, Unembedded,
 };
 pub use postgres::{PgOptions, PgStore, TextRank, TlsMode};
 pub use sqlite::migrations::LATEST_VERSION;

@@ -15,6 +15,8 @@ use std::collections::{HashMap, HashSet};
 pub struct TimelineQuery {
     /// Only this wing (all wings when `None`).
     pub wing: Option<String>,
+    /// Only these wings (every wing when `None`): what the caller may read.
+    pub wings: Option<Vec<String>>,
     /// Only this room.
     pub room: Option<String>,
     /// Only this type.
@@ -27,6 +29,10 @@ pub struct TimelineQuery {
     pub include_archived: bool,
     /// Include superseded memories.
     pub include_superseded: bool,
+    /// Only memories from this source.
+    pub source: Option<crate::model::Source>,
+    /// Only pinned memories.
+    pub pinned_only: bool,
     /// Newest first (`true`) or oldest first; ties on `created_at` are broken by `seq`.
     pub newest_first: bool,
     /// Start strictly after this `(created_at ms, seq)` position in the chosen order.
@@ -50,6 +56,9 @@ pub struct ArchiveRule {
 pub struct ArchivePlan {
     /// Age rules.
     pub rules: Vec<ArchiveRule>,
+    /// The rules apply to these wings only (every wing when `None`): what the caller may
+    /// change.
+    pub wings: Option<Vec<String>>,
     /// Explicit ids (those already archived or absent are skipped).
     pub ids: Vec<MemoryId>,
     /// The `archived_at` written (unix ms).

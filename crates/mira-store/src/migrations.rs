@@ -1,5 +1,8 @@
 //! The versioned schema migrations of both backends, embedded in the binary. Each is applied
-//! once, in order, in its own transaction, and recorded in `schema_version`.
+//! once, in order, in its own transaction, and recorded in `schema_version`. Versions may leave
+//! gaps (numbers are reserved for work under way on other branches): a migration is applied
+//! when its version is not recorded yet, even below the highest one recorded, so branches that
+//! land in any order bring every database to the same schema.
 
 /// One migration: its version, a name and the SQL that applies it.
 pub struct Migration {
@@ -43,12 +46,24 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "slots",
         sql: include_str!("../migrations/sqlite/005_slots.sql"),
     },
+    Migration {
+        version: 7,
+        name: "sources",
+        sql: include_str!("../migrations/sqlite/007_sources.sql"),
+    },
 ];
 
 /// Every migration of the PostgreSQL schema, in order (the same tables and meaning as SQLite's
 /// latest version, with pgvector's `vector` and full-text search in place of FTS5).
-pub const PG_MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "initial",
-    sql: include_str!("../migrations/postgres/001_initial.sql"),
-}];
+pub const PG_MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "initial",
+        sql: include_str!("../migrations/postgres/001_initial.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "sources",
+        sql: include_str!("../migrations/postgres/003_sources.sql"),
+    },
+];

@@ -7,6 +7,51 @@ use mira_core::allocate::ModeCosts;
 use mira_core::memory::{Memory, MemoryId, RelationType};
 use mira_core::tags::Tag;
 
+/// Where a memory came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// Stored on purpose, by an agent or a person (`mira_store`, the CLI, the browser, an
+    /// import): every memory written before sources were recorded.
+    #[default]
+    Stored,
+    /// Kept by a client hook from a session's transcript (`mira hook`), without being asked.
+    Captured,
+}
+
+impl Source {
+    /// Every source.
+    pub const ALL: [Source; 2] = [Source::Stored, Source::Captured];
+
+    /// The word stored in the database and printed (`stored`, `captured`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Stored => "stored",
+            Source::Captured => "captured",
+        }
+    }
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Source {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        let wanted = s.trim().to_ascii_lowercase();
+        Source::ALL
+            .into_iter()
+            .find(|v| v.as_str() == wanted)
+            .ok_or_else(|| {
+                format!("unknown source '{s}': use stored (stored on purpose) or captured (kept by a client hook)")
+            })
+    }
+}
+
 /// What a memory's row holds besides the [`Memory`] itself.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RowFacts {
@@ -22,6 +67,8 @@ pub struct RowFacts {
     pub fingerprint_tokens: u32,
     /// Shown in every recall of its wing, before anything else.
     pub pinned: bool,
+    /// Where it came from.
+    pub source: Source,
     /// Token cost of each render mode's section for the current render format
     /// ([`mira_core::render::RENDER_VERSION`]); `None` when not computed for it (the
     /// application fills it in the background).
@@ -190,6 +237,45 @@ pub struct RestoreOutcome {
     /// For each relation offered, whether both of its ends exist now (so it is in the store:
     /// written, or already there). Those still `false` can be offered again later.
     pub resolved: Vec<bool>,
+    /// How many of the relations were written (not in the store before).
+    pub added: u64,
+}
+
+impl RestoreOutcome {
+    /// The outcome of writing memories at `seqs` and applying relations with results
+    /// `applied` (`None`: an end is missing; else whether it was written).
+    pub(crate) fn of(seqs: Vec<i64>, applied: &[Option<bool>]) -> RestoreOutcome {
+        RestoreOutcome {
+            seqs,
+            resolved: applied.iter().map(Option::is_some).collect(),
+            added: applied.iter().filter(|a| **a == Some(true)).count() as u64,
+        }
+    }
+}
+
+/// A causal edge with both of its memories: what a link made or removed by hand names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Link {
+    /// The cause (the older memory, as links are found).
+    pub from: MemoryId,
+    /// What it led to.
+    pub to: MemoryId,
+    /// How `to` follows from `from`.
+    pub relation: RelationType,
+    /// Confidence in [0, 1] (1 for a link made by hand).
+    pub confidence: f64,
+}
+
+impl Link {
+    /// The edge as `to` holds it, detected at `at_ms`.
+    pub(crate) fn edge(&self, at_ms: i64) -> Edge {
+        Edge {
+            other: self.from,
+            relation: self.relation,
+            confidence: self.confidence,
+            detected_at: at_ms,
+        }
+    }
 }
 
 /// Where a search or a listing looks: one wing and/or one room (`None` = any). Archived
@@ -240,6 +326,8 @@ pub struct StoreStats {
     pub by_wing: std::collections::BTreeMap<String, u64>,
     /// Memories per `wing/room`.
     pub by_room: std::collections::BTreeMap<String, u64>,
+    /// Per wing with captured memories: how many, and when the last one was written (unix ms).
+    pub captures: std::collections::BTreeMap<String, (u64, i64)>,
 }
 
 /// An overlap-cache pair as stored: the smaller id first.
@@ -309,6 +397,7 @@ pub(crate) struct RawRow {
     pub archived_at: Option<i64>,
     pub superseded_by: Option<MemoryId>,
     pub pinned: bool,
+    pub source: String,
     pub costs: [Option<i64>; 4],
     pub fingerprint: String,
     pub fingerprint_tokens: i64,
@@ -325,6 +414,7 @@ impl RawRow {
         let fingerprint =
             serde_json::from_str(&self.fingerprint).map_err(|e| corrupt(id, "fingerprint", e))?;
         let [h, f, v, version] = self.costs;
+        let source = self.source.parse().map_err(|e| corrupt(id, "source", e))?;
         Ok(StoredMemory {
             seq: self.seq,
             memory: Memory {
@@ -348,6 +438,7 @@ impl RawRow {
                 fingerprint_tokens: u32::try_from(self.fingerprint_tokens.max(0))
                     .unwrap_or(u32::MAX),
                 pinned: self.pinned,
+                source,
                 costs: current_costs(h, f, v, version),
             },
             tags: Vec::new(),

@@ -1,6 +1,7 @@
 //! Store throughput with the real model: one memory per call vs batches of 32.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use mira::usecases::access::Access;
 use mira::usecases::store::{store, store_batch, StoreRequest};
 use std::sync::Arc;
 
@@ -28,6 +29,7 @@ fn bench(c: &mut Criterion) {
             for t in texts(32, &format!("s{round}")) {
                 store(
                     &app,
+                    &Access::local(),
                     StoreRequest {
                         content: t,
                         wing: "bench".into(),

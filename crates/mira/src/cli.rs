@@ -6,6 +6,8 @@
 )]
 
 use crate::config::Config;
+use crate::serving::Exposure;
+use crate::usecases::access::Access;
 use crate::usecases::{self, store::StoreRequest, UseCaseError};
 use crate::App;
 use anyhow::{Context, Result};
@@ -80,7 +82,7 @@ pub fn reference_compatible(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsSt
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve MCP over stdio (the default, also `mira` alone), or over streamable HTTP with --http.
+    /// Serve MCP over stdio (also `mira` alone), or over streamable HTTP with --http.
     Serve {
         /// Serve streamable HTTP on ADDR (path /mcp) instead of stdio; ADDR defaults to
         /// mcp.http.addr (127.0.0.1:8765).
@@ -89,10 +91,15 @@ pub enum Command {
         /// Also serve the 8 soul_* identity tools (as soul.enabled: true).
         #[arg(long)]
         with_soul: bool,
-        /// Serve /health and /metrics on ADDR (default metrics.prometheus_addr, 127.0.0.1:9090);
-        /// they are on by default only with --http.
+        /// Also serve /health and /metrics on a port of their own, ADDR (default
+        /// metrics.prometheus_addr, 127.0.0.1:9090); with --http they are on the server's port.
         #[arg(long, value_name = "ADDR", num_args = 0..=1)]
         metrics: Option<Option<String>>,
+        /// Listen on an address other hosts can reach even without a token (only behind your
+        /// own proxy that authenticates every request: anyone reaching mira could read and
+        /// delete every memory).
+        #[arg(long)]
+        insecure_no_auth: bool,
     },
     /// Apply pending database migrations and print the schema version.
     Migrate,
@@ -151,7 +158,8 @@ pub enum Command {
         /// Wings tried in order when the primary scope has no memory (comma-separated).
         #[arg(long, value_delimiter = ',', value_name = "WINGS")]
         fallback_wings: Vec<String>,
-        /// The order of the memories: relevance (most relevant first) or time (oldest first).
+        /// The order of the memories: relevance (under their day, the most relevant's day first)
+        /// or time (oldest first).
         #[arg(long, default_value = "relevance", value_parser = parse_order)]
         order: usecases::recall::Order,
         /// Print JSON instead of the context block.
@@ -170,8 +178,10 @@ pub enum Command {
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
     },
-    /// Import memories: a `mira export` file (JSON lines; "-" for standard input) or a LoCoMo
-    /// conversation. Bad lines are reported and skipped; exit code 1 when any was.
+    /// Import memories from a `mira export` file or a LoCoMo conversation.
+    ///
+    /// A `mira export` file is JSON lines ("-" reads standard input). Memories already in the
+    /// store are skipped. Bad lines are reported and skipped; the exit code is 1 when any was.
     Import {
         /// The file.
         file: PathBuf,
@@ -191,10 +201,12 @@ pub enum Command {
         #[command(subcommand)]
         bench: EvalBench,
     },
-    /// Speed at several store sizes: store throughput, recall p50/p95/p99 with fresh and cached
-    /// query embeddings, and the ratio to a lower bound (an exact scan plus a lookup in the
-    /// store's full-text index). Stores are built once and kept under the cache directory (on
-    /// PostgreSQL, each size in a database of its own on the configured server).
+    /// Measure speed at several store sizes: store throughput and recall latency.
+    ///
+    /// Reports store throughput, recall p50/p95/p99 with fresh and cached query embeddings, and
+    /// the ratio to a lower bound (an exact scan plus a lookup in the store's full-text index).
+    /// Stores are built once and kept under the cache directory (on PostgreSQL, each size in a
+    /// database of its own on the configured server).
     Bench {
         /// Store sizes, comma-separated.
         #[arg(long, default_value = "1000,10000", value_parser = crate::bench::parse_sizes)]
@@ -234,7 +246,8 @@ pub enum Command {
     },
     /// Show one memory in full (id as printed by recall or timeline).
     Load {
-        /// The id (`<uuid>` or `T0:<uuid>`).
+        /// The id: the short id printed by recall or timeline (8 hex digits), any longer prefix,
+        /// or the UUID.
         id: String,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -272,13 +285,21 @@ pub enum Command {
         /// Show superseded memories too.
         #[arg(long)]
         include_superseded: bool,
+        /// Only memories from this source: stored (on purpose) or captured (by the client's
+        /// hooks, `mira hook`).
+        #[arg(long, value_name = "SOURCE")]
+        source: Option<String>,
+        /// Only pinned memories.
+        #[arg(long)]
+        pinned: bool,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Show the causes (and optionally the consequences) of a memory along its causal links.
     Causal {
-        /// The id (`<uuid>` or `T0:<uuid>`).
+        /// The id: the short id printed by recall or timeline (8 hex digits), any longer prefix,
+        /// or the UUID.
         id: String,
         /// How many links to follow, 1-10 (default 3).
         #[arg(long, allow_negative_numbers = true)]
@@ -290,8 +311,10 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Archive old memories (by archive_thresholds, --older-than or --id), or restore some.
-    /// Archived memories leave recall but stay loadable.
+    /// Archive old memories, or restore some: archived memories leave recall, stay loadable.
+    ///
+    /// Which memories: those past archive_thresholds (the default), those older than
+    /// --older-than, or each --id.
     Archive {
         /// Archive session notes and debug logs older than this many days (instead of the
         /// thresholds; decisions, facts and preferences never age out).
@@ -333,16 +356,53 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Permanently delete one memory and everything derived from it.
+    /// Permanently delete one memory and everything derived from it (asks first).
+    ///
+    /// On a terminal it shows the memory and asks for confirmation; elsewhere (a script, a
+    /// pipe) it deletes nothing unless --yes confirms.
     Forget {
         /// The id: the short id printed by recall (8 hex digits), any longer prefix, or the UUID.
         id: String,
+        /// Confirm without being asked.
+        #[arg(long, short)]
+        yes: bool,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
-    /// Mark memory OLD as replaced by NEW (same wing): recall shows OLD only as a header right
-    /// after NEW. Reversible with --undo.
+    /// Link two memories: the later one follows from the earlier one (a bug and its fix).
+    ///
+    /// mira links memories itself when a new one says why it follows from an earlier one of
+    /// its wing; this adds a link it missed. `mira causal ID` shows the links.
+    Link {
+        /// The earlier memory, the cause: its short id, a longer prefix or the UUID.
+        from: String,
+        /// The later memory it led to.
+        to: String,
+        /// because (the default: it happened because of the earlier one), triggered (the
+        /// earlier one set it off) or resolves (it fixes what the earlier one describes).
+        #[arg(long, value_name = "RELATION")]
+        relation: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove the links between two memories (either way), made by mira or by hand.
+    Unlink {
+        /// One memory: its short id, a longer prefix or the UUID.
+        a: String,
+        /// The other.
+        b: String,
+        /// Only links of this relation (because, triggered, resolves, updates, contradicts).
+        #[arg(long, value_name = "RELATION")]
+        relation: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Mark memory OLD as replaced by NEW of its wing (reversible with --undo).
+    ///
+    /// Recall then shows OLD only as a header right after NEW; `mira load OLD` names NEW.
     Supersede {
         /// The earlier memory that is no longer true (short id, prefix or UUID).
         old: String,
@@ -385,12 +445,31 @@ pub enum Command {
     },
     /// Open the memory browser: a local web page to search, read and fix the memories.
     Ui {
-        /// Listen on ADDR (IP:PORT or a port on 127.0.0.1); another host needs mcp.http.auth_token.
+        /// Listen on ADDR (IP:PORT or a port on 127.0.0.1); another host needs a token
+        /// (mcp.http.auth_token or mcp.http.tokens).
         #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8766")]
         addr: String,
         /// Also show SOUL identities (as soul.enabled: true).
         #[arg(long)]
         with_soul: bool,
+        /// Listen on an address other hosts can reach even without a token (only behind your
+        /// own proxy that authenticates every request).
+        #[arg(long)]
+        insecure_no_auth: bool,
+    },
+    /// Bearer tokens of a shared server (mcp.http.tokens): make one, or hash one.
+    Token {
+        /// What to do.
+        #[command(subcommand)]
+        action: TokenAction,
+    },
+    /// Client hooks: a briefing when a session starts, capture when it ends (`hook install`).
+    ///
+    /// `mira hook install claude-code` sets them up in Claude Code's settings.
+    Hook {
+        /// The event, or install / uninstall.
+        #[command(subcommand)]
+        action: crate::hooks::HookCommand,
     },
     /// SOUL, the identity extension: who the agent is (works whether or not soul.enabled).
     Soul {
@@ -492,10 +571,12 @@ pub enum ImportFormat {
 /// The evaluation benchmarks.
 #[derive(Debug, Subcommand)]
 pub enum EvalBench {
-    /// Evidence recall on LoCoMo conversations (a folder of JSON files, or one file).
+    /// Evidence recall on data sets of conversations in the LoCoMo format (each a folder of
+    /// JSON files, or one file), one table per data set.
     Locomo {
-        /// The folder (or file).
-        path: PathBuf,
+        /// The data sets: folders (or files).
+        #[arg(required = true, num_args = 1..)]
+        paths: Vec<PathBuf>,
         /// Token budget per question.
         #[arg(long, default_value_t = 4000)]
         budget: u32,
@@ -509,7 +590,8 @@ pub enum EvalBench {
         /// Also report each conversation.
         #[arg(long)]
         per_conversation: bool,
-        /// Also run leave-one-conversation-out over the declared grid of ranking parameters.
+        /// Also score the ranking parameters chosen where they are not scored, over a declared
+        /// grid: leave one conversation out, leave one data set out, each stage switched off.
         #[arg(long)]
         loco: bool,
         /// Embed everything afresh instead of reusing the vectors of earlier runs
@@ -576,6 +658,30 @@ pub enum WebhooksAction {
     },
 }
 
+/// The `mira token` commands.
+#[derive(Debug, Subcommand)]
+pub enum TokenAction {
+    /// Make a random token and print it once, with its entry for mcp.http.tokens (which keeps
+    /// only the token's SHA-256).
+    New {
+        /// Its name, shown in refusals and in the log of destructive calls (e.g. ci-bot).
+        name: String,
+        /// A wing it may read (repeat the option; * for every wing).
+        #[arg(long = "read", value_name = "WING")]
+        read: Vec<String>,
+        /// A wing it may write to (repeat the option; * for every wing). Writing does not let
+        /// it read.
+        #[arg(long = "write", value_name = "WING")]
+        write: Vec<String>,
+        /// Let it archive, clear and forget memories of the wings it writes.
+        #[arg(long)]
+        destructive: bool,
+    },
+    /// Print the SHA-256 of a token read from standard input (for the sha256 of an
+    /// mcp.http.tokens entry).
+    Hash,
+}
+
 /// Actions on the vector index.
 #[derive(Debug, Subcommand)]
 pub enum IndexAction {
@@ -588,13 +694,16 @@ pub enum IndexAction {
 }
 
 /// `mira serve` and `mira` alone: MCP on the transport chosen by `--http` or `mcp.transport`.
-/// The health and metrics server starts first, so that `/health/ready` answers 503 while the
-/// store opens; a port already taken (another mira) only costs the endpoints, not MCP.
+/// Its listeners are bound before the store opens, through the exposure rule
+/// ([`crate::serving`]): an address it refuses ends the command at once. A health and metrics
+/// listener of its own, when asked for, starts first, so that `/health/ready` answers 503 while
+/// the store opens; a port already taken (another mira) only costs the endpoints, not MCP.
 fn serve(
     cli: &Cli,
     http: Option<Option<&str>>,
     with_soul: bool,
     metrics: Option<Option<&str>>,
+    exposure: Exposure,
 ) -> Result<ExitCode> {
     let (mut config, source) = Config::load(cli.config.as_deref())?;
     config.soul.enabled |= with_soul;
@@ -605,11 +714,18 @@ fn serve(
         }
     }
     let transport = crate::mcp::transport(&config.mcp, http)?;
-    let on_by_default = matches!(transport, crate::mcp::Transport::Http(_));
-    let ops = if config.metrics.enabled.unwrap_or(on_by_default) {
-        crate::ops::OpsServer::start(&config.metrics)
-            .map_err(|e| tracing::warn!("no health and metrics endpoints: {e:#}"))
-            .ok()
+    let transport = transport.bind(&config.mcp.http, exposure)?;
+    // An HTTP server serves the endpoints on its own port (`ops::beside_mcp`); a listener of
+    // their own only when asked for.
+    let ops = if config.metrics.enabled == Some(true) {
+        match crate::ops::OpsServer::start(&config.metrics, exposure) {
+            Ok(ops) => Some(ops),
+            Err(e) if e.is::<crate::serving::Refused>() => return Err(e),
+            Err(e) => {
+                tracing::warn!("no health and metrics endpoints: {e:#}");
+                None
+            }
+        }
     } else {
         None
     };
@@ -624,15 +740,74 @@ fn serve(
     Ok(ExitCode::SUCCESS)
 }
 
-/// `mira ui`: the memory browser on `addr`.
-fn browse(cli: &Cli, addr: &str, with_soul: bool) -> Result<ExitCode> {
+/// `mira ui`: the memory browser on `addr` (bound before the store opens, through the
+/// exposure rule).
+fn browse(cli: &Cli, addr: &str, with_soul: bool, exposure: Exposure) -> Result<ExitCode> {
     let addr = crate::serving::parse_addr(addr)?;
     let (mut config, source) = Config::load(cli.config.as_deref())?;
     config.soul.enabled |= with_soul;
+    let listener = crate::serving::listen_for_clients(
+        addr,
+        &config.mcp.http,
+        "the memory browser (mira ui)",
+        "--addr",
+        exposure,
+    )?;
     // SOUL's tables are made ready by its first operation (usecases::soul::ensure).
     let app = std::sync::Arc::new(App::open(config, source)?);
     usecases::embed_missing::spawn_at_start(app.clone());
-    crate::ui::serve(app, addr)?;
+    crate::ui::serve(app, listener)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mira token`: a new token with its mcp.http.tokens entry, or the digest of a given one.
+fn token(action: &TokenAction) -> Result<ExitCode> {
+    match action {
+        TokenAction::New {
+            name,
+            read,
+            write,
+            destructive,
+        } => {
+            let mut bytes = [0u8; 32];
+            getrandom::fill(&mut bytes)
+                .map_err(|e| anyhow::anyhow!("no randomness from the system: {e}"))?;
+            let secret = format!(
+                "mira_{}",
+                base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, bytes)
+            );
+            let entry = crate::config::ScopedToken {
+                name: name.clone(),
+                sha256: crate::bearer::sha256_hex(&secret),
+                read: read.clone(),
+                write: write.clone(),
+                destructive: *destructive,
+            };
+            let mut check = Config::default();
+            check.mcp.http.tokens.push(entry.clone());
+            check.validate().context("mira token new")?;
+            let yaml = serde_norway::to_string(&vec![entry])?;
+            let indented: String = yaml.lines().map(|l| format!("    {l}\n")).collect();
+            write_stdout(&format!(
+                "token: {secret}\n\n\
+                 The token is shown once: give it to the client (Authorization: Bearer <token>).\n\
+                 Add this entry to the server's config (it keeps only the token's SHA-256):\n\n\
+                 mcp:\n  http:\n    tokens:\n{indented}"
+            ));
+        }
+        TokenAction::Hash => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .context("cannot read the token from standard input")?;
+            let token = text.trim_end_matches(['\r', '\n']);
+            if token.trim().is_empty() {
+                anyhow::bail!(
+                    "no token on standard input: pipe it in, e.g. printf %s \"$TOKEN\" | mira token hash"
+                );
+            }
+            write_stdout(&format!("{}\n", crate::bearer::sha256_hex(token)));
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -661,9 +836,51 @@ fn eval_cache(
     std::sync::Arc::new(crate::eval::EmbeddingCache::open(model, path))
 }
 
+/// Opens the store for a command that may write, creating it where none exists yet (and saying
+/// so on a terminal).
 fn open(cli: &Cli) -> Result<App> {
     let (config, source) = Config::load(cli.config.as_deref())?;
-    App::open(config, source)
+    let created = !config.store_exists();
+    let app = App::open(config, source)?;
+    if created {
+        let note = format!(
+            "created the memory store {}, chosen by {}; `mira status` says how to choose another",
+            app.store.location(),
+            app.config.storage_choice().describe()
+        );
+        // For people: a script's stderr stays quiet (the log has it).
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            eprintln!("note: {note}");
+        } else {
+            tracing::info!("{note}");
+        }
+    }
+    Ok(app)
+}
+
+/// Opens the store for a command that only reads, or changes what is stored: where none
+/// exists, it creates nothing and the command ends with exit code 3, saying where it looked.
+fn open_existing(cli: &Cli) -> Result<Result<App, ExitCode>> {
+    let (config, source) = Config::load(cli.config.as_deref())?;
+    if !config.store_exists() {
+        eprintln!(
+            "error: no memory store at {}: nothing has been stored from here yet (the store is chosen by {}). Store a memory first, or point MIRA_STORAGE_PATH at an existing store; `mira status` explains",
+            config.db_path().display(),
+            config.storage_choice().describe()
+        );
+        return Ok(Err(ExitCode::from(3)));
+    }
+    Ok(Ok(App::open(config, source)?))
+}
+
+/// The store of [`open_existing`], or the exit code of a command that found none.
+macro_rules! existing_store {
+    ($cli:expr) => {
+        match open_existing($cli)? {
+            Ok(app) => app,
+            Err(code) => return Ok(code),
+        }
+    };
 }
 
 fn read_text(path: &PathBuf) -> Result<String> {
@@ -703,12 +920,13 @@ fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
     Ok(())
 }
 
-/// Exit code 2 for invalid input, 3 for not found, 1 for internal errors. Messages name the
-/// commands and options of the command line, not the MCP tools and arguments.
+/// Exit code 2 for invalid input (and a refused right, which the command line's local user
+/// never meets), 3 for not found, 1 for internal errors. Messages name the commands and
+/// options of the command line, not the MCP tools and arguments.
 fn use_case<T>(r: Result<T, UseCaseError>) -> Result<Result<T, ExitCode>> {
     match r {
         Ok(v) => Ok(Ok(v)),
-        Err(UseCaseError::Invalid(m)) => {
+        Err(UseCaseError::Invalid(m) | UseCaseError::Forbidden(m)) => {
             eprintln!("error: {}", in_cli_terms(&m));
             Ok(Err(ExitCode::from(2)))
         }
@@ -727,6 +945,8 @@ const CLI_TERMS: &[(&str, &str)] = &[
     ("mira_timeline", "`mira timeline`"),
     ("mira_load", "`mira load`"),
     ("mira_status", "`mira status`"),
+    ("mira_causal_chain", "`mira causal`"),
+    ("include_consequences", "--consequences"),
     ("mira_store", "`mira store`"),
     ("soul_capture", "`mira soul capture`"),
     ("soul_update", "`mira soul update`"),
@@ -755,22 +975,41 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 "mira: serving MCP over stdio, waiting for a client on standard input (Ctrl-D ends; `mira --help` lists the commands)"
             );
         }
-        return serve(&cli, None, false, None);
+        return serve(&cli, None, false, None, Exposure::default());
     };
     match command {
         Command::Serve {
             http,
             with_soul,
             metrics,
+            insecure_no_auth,
         } => {
             return serve(
                 &cli,
                 http.as_ref().map(Option::as_deref),
                 *with_soul,
                 metrics.as_ref().map(Option::as_deref),
+                Exposure {
+                    insecure_no_auth: *insecure_no_auth,
+                },
             )
         }
-        Command::Ui { addr, with_soul } => return browse(&cli, addr, *with_soul),
+        Command::Ui {
+            addr,
+            with_soul,
+            insecure_no_auth,
+        } => {
+            return browse(
+                &cli,
+                addr,
+                *with_soul,
+                Exposure {
+                    insecure_no_auth: *insecure_no_auth,
+                },
+            )
+        }
+        Command::Token { action } => return token(action),
+        Command::Hook { action } => return crate::hooks::command(action, cli.config.as_deref()),
         Command::Soul {
             agent,
             json,
@@ -785,11 +1024,24 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             ));
         }
         Command::Status { json } => {
-            let app = open(&cli)?;
+            let (config, source) = Config::load(cli.config.as_deref())?;
+            if !config.store_exists() {
+                for w in config.retired_key_warnings() {
+                    tracing::warn!("{w}");
+                }
+                let s = usecases::status::no_store(&config, &source);
+                if *json {
+                    print_json(&s)?;
+                } else {
+                    write_stdout(&usecases::status::render_no_store_text(&s));
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let app = App::open(config, source)?;
             // The index as it will serve (loaded from its files, or built), not mid-load; and
             // no uptime: there is no server.
             app.index()?.wait_idle(std::time::Duration::from_secs(30));
-            let mut status = match use_case(usecases::status::status(&app))? {
+            let mut status = match use_case(usecases::status::status(&app, &Access::local()))? {
                 Ok(s) => s,
                 Err(code) => return Ok(code),
             };
@@ -832,8 +1084,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 pinned: *pinned,
                 created_at,
                 session_id: session.clone(),
+                ..StoreRequest::default()
             };
-            let outcome = match use_case(usecases::store::store(&app, req))? {
+            let outcome = match use_case(usecases::store::store(&app, &Access::local(), req))? {
                 Ok(o) => o,
                 Err(code) => return Ok(code),
             };
@@ -852,7 +1105,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             order,
             json,
         } => {
-            let app = open(&cli)?;
+            let app = existing_store!(&cli);
             let req = usecases::recall::RecallRequest {
                 query: query.clone(),
                 budget: *budget,
@@ -864,9 +1117,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     .filter(|w| !w.is_empty())
                     .collect(),
                 order: *order,
+                surface: usecases::recall::Surface::Cli,
                 ..usecases::recall::RecallRequest::default()
             };
-            let outcome = match use_case(usecases::recall::recall(&app, &req))? {
+            let outcome = match use_case(usecases::recall::recall(&app, &Access::local(), &req))? {
                 Ok(o) => o,
                 Err(code) => return Ok(code),
             };
@@ -886,7 +1140,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Eval {
             bench:
                 EvalBench::Locomo {
-                    path,
+                    paths,
                     budget,
                     max_questions,
                     k,
@@ -901,7 +1155,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let (config, model) = measuring(&cli, *budget)?;
             let cache = eval_cache(model, *no_embedding_cache);
             let opts = crate::eval::EvalOptions {
-                path: path.clone(),
+                paths: paths.clone(),
                 budget: *budget,
                 max_questions: *max_questions,
                 k: k.map(usize::from),
@@ -966,6 +1220,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 queries: *queries as usize,
                 budget: *budget,
                 cache_dir,
+                hook_binary: std::env::current_exe().ok(),
             };
             let report = crate::bench::run(&config, model, &opts)?;
             if *json {
@@ -976,15 +1231,15 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Index { action } => return run_index(&cli, action),
         Command::Load { id, json } => {
-            let app = open(&cli)?;
-            let loaded = match use_case(usecases::load::load(&app, id))? {
+            let app = existing_store!(&cli);
+            let loaded = match use_case(usecases::load::load(&app, &Access::local(), id))? {
                 Ok(m) => m,
                 Err(code) => return Ok(code),
             };
             if *json {
                 print_json(&usecases::load::to_json(&loaded))?;
             } else {
-                let slot = usecases::load::replaced_slot(&app, &loaded)?;
+                let slot = usecases::load::replaced_slot(&app, &Access::local(), &loaded)?;
                 write_stdout(&usecases::load::render_text(&loaded, slot.as_deref()));
             }
         }
@@ -1006,6 +1261,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         | Command::Restore { .. }
         | Command::Clear { .. }
         | Command::Forget { .. }
+        | Command::Link { .. }
+        | Command::Unlink { .. }
         | Command::Pin { .. }
         | Command::Supersede { .. }
         | Command::Unpin { .. } => {
@@ -1018,7 +1275,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 /// `mira webhooks …`; a replay that leaves letters undelivered exits 1.
 fn webhooks(cli: &Cli, action: &WebhooksAction) -> Result<ExitCode> {
     use crate::webhooks::replay;
-    let app = open(cli)?;
+    let app = existing_store!(cli);
     match action {
         WebhooksAction::DeadLetters { json } => {
             emit(replay::list(&app), *json, |l| replay::render_list(l))
@@ -1061,10 +1318,11 @@ fn emit<T: serde::Serialize>(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The lifecycle commands: timeline, causal, archive, clear, forget.
+/// The lifecycle commands: timeline, causal, archive, restore, clear, forget, link, unlink,
+/// pin, unpin (each on a store that exists).
 fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
-    use usecases::{archive, causal, clear, timeline};
-    let app = open(cli)?;
+    use usecases::{archive, causal, clear, link, timeline};
+    let app = existing_store!(cli);
     let Some(command) = &cli.command else {
         anyhow::bail!("not a lifecycle command")
     };
@@ -1080,6 +1338,8 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
             order,
             include_archived,
             include_superseded,
+            source,
+            pinned,
             json,
         } => {
             let req = timeline::TimelineRequest {
@@ -1093,9 +1353,15 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
                 order: order.clone(),
                 include_archived: *include_archived,
                 include_superseded: *include_superseded,
+                source: source.clone(),
+                pinned_only: *pinned,
                 now: None,
             };
-            emit(timeline::timeline(&app, &req), *json, timeline::render_text)
+            emit(
+                timeline::timeline(&app, &Access::local(), &req),
+                *json,
+                timeline::render_text,
+            )
         }
         Command::Causal {
             id,
@@ -1108,15 +1374,19 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
                 max_depth: *max_depth,
                 include_consequences: *consequences,
             };
-            emit(causal::causal_chain(&app, &req), *json, causal::render_text)
+            emit(
+                causal::causal_chain(&app, &Access::local(), &req),
+                *json,
+                causal::render_text,
+            )
         }
         Command::Archive { restore, json, .. } if !restore.is_empty() => emit(
-            archive::unarchive(&app, restore),
+            archive::unarchive(&app, &Access::local(), restore),
             *json,
             archive::render_unarchive_text,
         ),
         Command::Restore { ids, json } => emit(
-            archive::unarchive(&app, ids),
+            archive::unarchive(&app, &Access::local(), ids),
             *json,
             archive::render_unarchive_text,
         ),
@@ -1137,7 +1407,7 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
                 now: None,
             };
             emit(
-                archive::archive(&app, &req),
+                archive::archive(&app, &Access::local(), &req),
                 *json,
                 |o: &archive::ArchiveOutcome| {
                     let mut text = archive::render_text(o);
@@ -1175,6 +1445,7 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
             emit(
                 clear::clear(
                     &app,
+                    &Access::local(),
                     &clear::ClearRequest {
                         scope,
                         confirm: true,
@@ -1184,8 +1455,55 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
                 clear::render_text,
             )
         }
-        Command::Forget { id, json } => {
-            emit(clear::forget(&app, id), *json, clear::render_forget_text)
+        Command::Forget { id, yes, json } => {
+            let what = match use_case(clear::forget_preview(&app, &Access::local(), id))? {
+                Ok(w) => w,
+                Err(code) => return Ok(code),
+            };
+            if !*yes {
+                if let Some(refused) = confirm_forget(&what, id)? {
+                    return Ok(refused);
+                }
+            }
+            emit(
+                clear::forget(&app, &Access::local(), &what.id.to_string()),
+                *json,
+                clear::render_forget_text,
+            )
+        }
+        Command::Link {
+            from,
+            to,
+            relation,
+            json,
+        } => {
+            let req = link::LinkRequest {
+                from: from.clone(),
+                to: to.clone(),
+                relation: relation.clone(),
+            };
+            emit(
+                link::link(&app, &Access::local(), &req),
+                *json,
+                link::render_link_text,
+            )
+        }
+        Command::Unlink {
+            a,
+            b,
+            relation,
+            json,
+        } => {
+            let req = link::LinkRequest {
+                from: a.clone(),
+                to: b.clone(),
+                relation: relation.clone(),
+            };
+            emit(
+                link::unlink(&app, &Access::local(), &req),
+                *json,
+                link::render_unlink_text,
+            )
         }
         Command::Supersede {
             old,
@@ -1196,6 +1514,7 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
         } => emit(
             usecases::supersede::supersede(
                 &app,
+                &Access::local(),
                 &usecases::supersede::SupersedeRequest {
                     old: old.clone(),
                     new: new.clone(),
@@ -1209,24 +1528,42 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
         Command::Pin { id, json } | Command::Unpin { id, json } => {
             let pinned = matches!(command, Command::Pin { .. });
             emit(
-                usecases::pin::set_pinned(&app, id, pinned),
+                usecases::pin::set_pinned(&app, &Access::local(), id, pinned),
                 *json,
-                |o: &usecases::pin::PinOutcome| {
-                    format!(
-                        "{} {}\n",
-                        if o.pinned { "Pinned" } else { "Unpinned" },
-                        o.id
-                    )
-                },
+                usecases::pin::render_text,
             )
         }
         _ => anyhow::bail!("not a lifecycle command"),
     }
 }
 
+/// Asks on the terminal whether to forget `what` (given as `raw_id`); off a terminal, says how
+/// to confirm instead. `None` when the user said yes; else the exit code: 2 off a terminal (the
+/// caller must add --yes), 1 when the answer was no. Nothing is deleted then.
+fn confirm_forget(what: &usecases::clear::ForgetOutcome, raw_id: &str) -> Result<Option<ExitCode>> {
+    use std::io::{BufRead as _, IsTerminal as _, Write as _};
+    let target = usecases::clear::render_forget_target(what);
+    if !std::io::stdin().is_terminal() {
+        eprintln!(
+            "error: nothing was deleted: `mira forget` asks before deleting {target} for good, and standard input is not a terminal; run `mira forget {raw_id} --yes` to confirm"
+        );
+        return Ok(Some(ExitCode::from(2)));
+    }
+    let mut err = std::io::stderr().lock();
+    write!(err, "Forget {target} for good? [y/N] ")?;
+    err.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        return Ok(None);
+    }
+    writeln!(err, "Nothing was deleted.")?;
+    Ok(Some(ExitCode::FAILURE))
+}
+
 /// `mira index rebuild` and `mira index embed-missing`, with a progress bar on a terminal.
 fn run_index(cli: &Cli, action: &IndexAction) -> Result<ExitCode> {
-    let app = open(cli)?;
+    let app = existing_store!(cli);
     let progress = crate::progress::Progress::new();
     match action {
         IndexAction::Rebuild => {
@@ -1267,9 +1604,10 @@ fn run_index(cli: &Cli, action: &IndexAction) -> Result<ExitCode> {
             };
             persist_index(&app);
             write_stdout(&format!(
-                "Embedded {n} memories that had no vector of {} ({} left without one)\n",
+                "Embedded {} that had no vector of {} ({} left without one)\n",
+                mira_core::text::plural(n, "memory", "memories"),
                 app.model_name(),
-                app.store.count_without_embedding(app.model_name())?
+                app.store.count_without_embedding(app.model_name(), None)?
             ));
         }
     }
@@ -1283,14 +1621,15 @@ fn run_export(
     embeddings: bool,
     output: Option<&Path>,
 ) -> Result<ExitCode> {
-    let app = open(cli)?;
+    let app = existing_store!(cli);
     let mut out: Box<dyn std::io::Write> = match output {
         Some(p) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
         )),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
-    let result = usecases::transfer::export(&app, wing, embeddings, &mut out).and_then(|n| {
+    let result = usecases::transfer::export(&app, &Access::local(), wing, embeddings, &mut out);
+    let result = result.and_then(|n| {
         out.flush().map_err(|e| UseCaseError::Internal(e.into()))?;
         Ok(n)
     });
@@ -1305,7 +1644,10 @@ fn run_export(
         }
     }
     match use_case(result)? {
-        Ok(n) => eprintln!("Exported {n} memories"),
+        Ok(n) => eprintln!(
+            "Exported {}",
+            mira_core::text::plural(n, "memory", "memories")
+        ),
         Err(code) => return Ok(code),
     }
     Ok(ExitCode::SUCCESS)
@@ -1446,7 +1788,18 @@ fn run_soul(cli: &Cli, agent: Option<&str>, json: bool, action: &SoulAction) -> 
         eprintln!("error: give the agent whose identity this is: mira soul <command> --agent NAME");
         return Ok(ExitCode::from(2));
     };
-    let app = open(cli)?;
+    let reads = matches!(
+        action,
+        SoulAction::Recall { .. }
+            | SoulAction::Drift { .. }
+            | SoulAction::Status
+            | SoulAction::History { .. }
+    );
+    let app = if reads {
+        existing_store!(cli)
+    } else {
+        open(cli)?
+    };
     fn json_arg<T: serde::de::DeserializeOwned>(what: &str, raw: &str) -> Result<T, UseCaseError> {
         serde_json::from_str(raw).map_err(|e| {
             UseCaseError::Invalid(format!(

@@ -37,10 +37,52 @@ pub struct Config {
     pub metrics: MetricsConfig,
     /// Outgoing webhooks.
     pub webhooks: WebhooksConfig,
+    /// The client hooks (`mira hook`): the briefing at session start, capture.
+    pub hooks: HooksConfig,
     /// Keys of the file that mira accepts and ignores (see [`RETIRED_KEYS`]), warned about
     /// when the application opens.
     #[serde(skip)]
     pub retired_keys: Vec<String>,
+    /// The environment variable that set `storage.path`, if one did.
+    #[serde(skip)]
+    pub storage_path_env: Option<&'static str>,
+}
+
+/// Why the storage directory is the one it is (`mira status` says it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StorageChoice {
+    /// An environment variable (`MIRA_STORAGE_PATH`, or the reference's `MIRA_DATA_PATH`).
+    Env(&'static str),
+    /// `storage.path` in the config file.
+    ConfigFile,
+    /// The project holding the working directory: the nearest folder at or above it with
+    /// `marker` (`.mira`, else `.git`).
+    Project {
+        /// The project's folder.
+        root: PathBuf,
+        /// What makes it a project.
+        marker: &'static str,
+    },
+    /// No project: the user's data folder, shared by every folder outside a project.
+    User,
+}
+
+impl StorageChoice {
+    /// Why, in a sentence's words: "MIRA_STORAGE_PATH", "the project /src/app (it has .git)".
+    pub fn describe(&self) -> String {
+        match self {
+            StorageChoice::Env(name) => format!("{name} (set in the environment)"),
+            StorageChoice::ConfigFile => "storage.path in the config file".into(),
+            StorageChoice::Project { root, marker } => format!(
+                "the project {}: the nearest folder at or above this one with {marker}",
+                root.display()
+            ),
+            StorageChoice::User => {
+                "the user's data folder: this folder is in no project (no .git or .mira above it)"
+                    .into()
+            }
+        }
+    }
 }
 
 /// Keys that the reference or earlier versions used and that mira accepts but ignores, with
@@ -209,9 +251,13 @@ pub struct PostgresConfig {
     pub url: Option<String>,
     /// Connections this process keeps open.
     pub pool_size: u32,
-    /// `disable`, `require` (encrypted) or `verify-full` (encrypted, certificate and host
-    /// name checked).
-    pub tls: mira_store::TlsMode,
+    /// `disable`, `prefer` (encrypted when the server offers it), `require` (encrypted),
+    /// `verify-ca` (and the certificate chain checked) or `verify-full` (and the host name
+    /// too). Unset: the URL's `sslmode`, else `prefer`; both set, they must agree.
+    pub tls: Option<mira_store::TlsMode>,
+    /// PEM file of the certificates trusted to sign the server's (instead of the system's);
+    /// the URL's `sslrootcert` says the same and must agree.
+    pub tls_root_cert: Option<PathBuf>,
     /// Seconds to wait for the server or for a free connection.
     pub connect_timeout_secs: u64,
 }
@@ -220,7 +266,8 @@ impl Default for PostgresConfig {
         PostgresConfig {
             url: None,
             pool_size: 8,
-            tls: mira_store::TlsMode::default(),
+            tls: None,
+            tls_root_cert: None,
             connect_timeout_secs: 10,
         }
     }
@@ -456,9 +503,44 @@ pub struct RecallConfig {
     pub newer_first: bool,
     /// The relevance ranking.
     pub ranking: RankingConfig,
+    /// When a recall says that nothing in memory closely matches its query.
+    pub nothing_relevant: NothingRelevantConfig,
 }
 
-/// `recall.ranking:` how memories are ranked by relevance (README, "Recall quality").
+/// `recall.nothing_relevant:` when no memory stands out from the rest of the scope, the block
+/// shows only the nearest few and says so (README, "Nothing relevant").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NothingRelevantConfig {
+    /// Something stands out when the best cosine reaches this share, in [0, 1], of the way
+    /// from the scope's mean cosine with the query to a perfect match.
+    pub dense: f32,
+    /// ... or when one memory holds this share, in [0, 1], of the query's information (the
+    /// IDF of its words).
+    pub lexical: f32,
+    /// Memories shown when nothing stands out (at most).
+    pub memories: usize,
+}
+impl Default for NothingRelevantConfig {
+    fn default() -> Self {
+        NothingRelevantConfig {
+            dense: 0.3,
+            lexical: 0.4,
+            memories: 3,
+        }
+    }
+}
+impl NothingRelevantConfig {
+    /// The levels as the ranking states them.
+    pub fn levels(&self) -> mira_core::rank::StandoutLevels {
+        mira_core::rank::StandoutLevels {
+            dense: self.dense,
+            lexical: self.lexical,
+        }
+    }
+}
+
+/// `recall.ranking:` how memories are ranked by relevance (docs/benchmarks.md, "Recall quality").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RankingConfig {
@@ -470,6 +552,15 @@ pub struct RankingConfig {
     pub propagation_decay: f32,
     /// Neighbours counted on each side (0..=10).
     pub propagation_reach: usize,
+    /// A memory longer than this many tokens receives proportionally less from its neighbours
+    /// (0: no limit): a short turn of a chat needs the turns around it, a long one stands alone.
+    pub propagation_tokens: u32,
+    /// In [0, 1]: how much a memory's own score limits what its neighbours add (0: not at
+    /// all; 1: a perfect match gains nothing).
+    pub propagation_saturation: f32,
+    /// What (≥ 0) each further memory of a session already ranked higher loses, so that the
+    /// best candidates reach more sessions (0: off).
+    pub session_diversity: f32,
     /// Added (≥ 0) to memories by or about the one person a query names.
     pub entity_boost: f32,
     /// BM25 term-frequency saturation k1 (0..=5).
@@ -487,6 +578,9 @@ impl Default for RankingConfig {
             propagation: 0.5,
             propagation_decay: 0.5,
             propagation_reach: 3,
+            propagation_tokens: 128,
+            propagation_saturation: 0.0,
+            session_diversity: 0.0,
             entity_boost: 0.2,
             bm25_k1: 0.9,
             bm25_b: 0.0,
@@ -502,6 +596,7 @@ impl Default for RecallConfig {
             superseded: SupersededPolicy::Header,
             newer_first: false,
             ranking: RankingConfig::default(),
+            nothing_relevant: NothingRelevantConfig::default(),
         }
     }
 }
@@ -611,19 +706,51 @@ pub struct SoulConfig {
     pub evolution: SoulEvolution,
 }
 
+/// `hooks:`, what `mira hook` does for a coding agent's client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HooksConfig {
+    /// Keep what sessions leave (`pre-compact`, `session-end`, `stop`); `false` in a project's
+    /// `.mira/config.yaml` turns capture off for that project.
+    pub capture: bool,
+    /// Wings never captured (a per-project switch in a configuration shared by every project).
+    pub capture_skip_wings: Vec<String>,
+    /// The wing of the hooks' sessions; unset: `$MIRA_WING`, else the git repository's name,
+    /// else the working directory's name.
+    pub wing: Option<String>,
+    /// Tokens of the briefing `session-start` puts before the agent.
+    pub session_start_budget: u32,
+    /// Tokens of what `user-prompt` adds for a prompt (when something stands out).
+    pub user_prompt_budget: u32,
+}
+impl Default for HooksConfig {
+    fn default() -> Self {
+        HooksConfig {
+            capture: true,
+            capture_skip_wings: Vec::new(),
+            wing: None,
+            session_start_budget: 1500,
+            user_prompt_budget: 600,
+        }
+    }
+}
+
 /// `mcp.http:`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct McpHttpConfig {
     /// Address of `mira serve --http` when no address is given.
     pub addr: String,
-    /// Optional bearer token required by the HTTP transport.
+    /// A bearer token with every right (every wing, destructive calls included).
     pub auth_token: Option<String>,
+    /// Scoped bearer tokens, each with its wings and rights, kept as SHA-256 digests.
+    pub tokens: Vec<ScopedToken>,
 }
 impl McpHttpConfig {
-    /// The bearer token the HTTP transport and the memory browser require, when one is set.
-    pub fn token(&self) -> Option<&str> {
-        self.auth_token.as_deref().filter(|t| !t.is_empty())
+    /// Whether the HTTP transport and the memory browser require a bearer token (`auth_token`
+    /// or any of `tokens`).
+    pub fn requires_token(&self) -> bool {
+        self.auth_token.as_deref().is_some_and(|t| !t.is_empty()) || !self.tokens.is_empty()
     }
 }
 
@@ -632,8 +759,29 @@ impl Default for McpHttpConfig {
         McpHttpConfig {
             addr: "127.0.0.1:8765".into(),
             auth_token: None,
+            tokens: Vec::new(),
         }
     }
+}
+
+/// One scoped token of `mcp.http.tokens` (`mira token new` writes one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScopedToken {
+    /// Its name: in refusals and in the log of destructive calls.
+    pub name: String,
+    /// The SHA-256 of the token, 64 hex digits (`mira token hash` computes it); the token
+    /// itself is not kept.
+    pub sha256: String,
+    /// The wings it may read (recall, load, timeline, status, export); `*`: every wing.
+    #[serde(default)]
+    pub read: Vec<String>,
+    /// The wings it may write to (store, pin, edit); `*`: every wing.
+    #[serde(default)]
+    pub write: Vec<String>,
+    /// Whether it may archive, clear and forget memories of the wings it writes.
+    #[serde(default)]
+    pub destructive: bool,
 }
 
 /// `mcp:`.
@@ -667,10 +815,11 @@ impl Default for McpConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MetricsConfig {
-    /// Serve `/health` and `/metrics`. Unset: on for `mira serve --http`, off for stdio servers
-    /// (every MCP client starts its own, and they would fight over one port).
+    /// Unset: `mira serve --http` serves `/health` and `/metrics` on its own port, a stdio
+    /// server nowhere (every MCP client starts its own). `true`: also on a listener of their own
+    /// at `prometheus_addr`, for either transport; `false`: nowhere.
     pub enabled: Option<bool>,
-    /// Listen address (loopback by default).
+    /// The address of that listener of their own (loopback by default).
     pub prometheus_addr: String,
     /// When set, `/metrics` and `/health` require `Authorization: Bearer <token>`
     /// (`/health/live` and `/health/ready` stay open for probes).
@@ -853,8 +1002,12 @@ impl Config {
     /// Applies the `MIRA_*` overrides read through `var`.
     pub fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<()> {
         let nonempty = |k: &str| var(k).filter(|v| !v.trim().is_empty());
-        if let Some(p) = nonempty("MIRA_STORAGE_PATH").or_else(|| nonempty("MIRA_DATA_PATH")) {
-            self.storage.path = Some(PathBuf::from(p));
+        for name in ["MIRA_STORAGE_PATH", "MIRA_DATA_PATH"] {
+            if let Some(p) = nonempty(name) {
+                self.storage.path = Some(PathBuf::from(p));
+                self.storage_path_env = Some(name);
+                break;
+            }
         }
         if let Some(b) = nonempty("MIRA_STORAGE_BACKEND") {
             self.storage.backend = match b.trim().to_ascii_lowercase().as_str() {
@@ -1066,9 +1219,40 @@ impl Config {
             "must be in 0..=10",
         )?;
         check(
+            k.propagation_tokens <= 100_000,
+            "recall.ranking.propagation_tokens",
+            "must be in 0..=100000 (0: no limit)",
+        )?;
+        check(
+            unit(k.propagation_saturation as f64),
+            "recall.ranking.propagation_saturation",
+            "must be in [0, 1]",
+        )?;
+        check(
+            (0.0..=1.0).contains(&k.session_diversity),
+            "recall.ranking.session_diversity",
+            "must be in [0, 1]",
+        )?;
+        check(
             (0.0..=10.0).contains(&k.entity_boost),
             "recall.ranking.entity_boost",
             "must be in [0, 10]",
+        )?;
+        let n = &r.nothing_relevant;
+        check(
+            unit(n.dense as f64),
+            "recall.nothing_relevant.dense",
+            "must be in [0, 1]",
+        )?;
+        check(
+            unit(n.lexical as f64),
+            "recall.nothing_relevant.lexical",
+            "must be in [0, 1]",
+        )?;
+        check(
+            n.memories <= 100,
+            "recall.nothing_relevant.memories",
+            "must be in 0..=100",
         )?;
         check(
             (0.0..=5.0).contains(&k.bm25_k1),
@@ -1116,6 +1300,29 @@ impl Config {
                 "must be an IP:port address such as 127.0.0.1:9090",
             )?;
         }
+        let h = &self.hooks;
+        check(
+            (100..=100_000).contains(&h.session_start_budget),
+            "hooks.session_start_budget",
+            "must be in 100..=100000",
+        )?;
+        check(
+            (100..=100_000).contains(&h.user_prompt_budget),
+            "hooks.user_prompt_budget",
+            "must be in 100..=100000",
+        )?;
+        for (key, name) in h
+            .capture_skip_wings
+            .iter()
+            .map(|w| ("hooks.capture_skip_wings", w))
+            .chain(h.wing.iter().map(|w| ("hooks.wing", w)))
+        {
+            check(
+                crate::usecases::validate::name("wing", name).is_ok(),
+                key,
+                "must be wing names: 1-64 ASCII letters, digits, '-', '_' or '.'",
+            )?;
+        }
         let w = &self.webhooks;
         check(w.workers >= 1, "webhooks.workers", "must be at least 1")?;
         check(
@@ -1148,6 +1355,7 @@ impl Config {
             "webhooks.circuit_cooldown_ms",
             "must be at least 1",
         )?;
+        self.validate_tokens()?;
         for (i, e) in w.endpoints.iter().enumerate() {
             let url = match e {
                 WebhookEndpoint::Url(u) => u,
@@ -1162,12 +1370,81 @@ impl Config {
         Ok(())
     }
 
+    /// Checks `mcp.http.tokens`: names and digests unique and well formed, wings valid names
+    /// or `*`.
+    fn validate_tokens(&self) -> Result<()> {
+        let mut names = std::collections::HashSet::new();
+        let mut digests = std::collections::HashSet::new();
+        for (i, t) in self.mcp.http.tokens.iter().enumerate() {
+            let key = format!("mcp.http.tokens[{i}]");
+            if crate::usecases::validate::name("name", &t.name).is_err() {
+                bail!("{key}.name: give 1-64 ASCII letters, digits, '-', '_' or '.' (e.g. ci-bot)");
+            }
+            if !names.insert(t.name.as_str()) {
+                bail!(
+                    "{key}.name: '{}' names two tokens; give each its own name",
+                    t.name
+                );
+            }
+            let digest = t.sha256.trim();
+            if digest.len() != 64 || !digest.bytes().all(|b| b.is_ascii_hexdigit()) {
+                bail!("{key}.sha256: give the token's SHA-256 as 64 hex digits (`mira token hash` prints it; `mira token new` makes a token and its entry)");
+            }
+            if !digests.insert(t.sha256.to_ascii_lowercase()) {
+                bail!("{key}.sha256: two tokens have the same digest; give each its own token");
+            }
+            for (list, wings) in [("read", &t.read), ("write", &t.write)] {
+                for w in wings {
+                    if w.trim() != "*" && crate::usecases::validate::name("wing", w.trim()).is_err()
+                    {
+                        bail!("{key}.{list}: '{w}' is neither a wing name (1-64 ASCII letters, digits, '-', '_', '.') nor * (every wing)");
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The storage directory (config, env, or the project/user default).
     pub fn storage_dir(&self) -> PathBuf {
         self.storage
             .path
             .clone()
             .unwrap_or_else(default_storage_dir)
+    }
+
+    /// Why [`Config::storage_dir`] is what it is.
+    pub fn storage_choice(&self) -> StorageChoice {
+        match (&self.storage.path, self.storage_path_env) {
+            (Some(_), Some(name)) => StorageChoice::Env(name),
+            (Some(_), None) => StorageChoice::ConfigFile,
+            (None, _) => match project_root() {
+                Some(root) => {
+                    let marker = if root.join(".mira").is_dir() {
+                        ".mira"
+                    } else {
+                        ".git"
+                    };
+                    StorageChoice::Project { root, marker }
+                }
+                None => StorageChoice::User,
+            },
+        }
+    }
+
+    /// Whether the store exists: always for PostgreSQL (the server holds it), for SQLite when
+    /// its file does. Commands that only read (or change what is stored) open only a store
+    /// that exists, so that they create nothing.
+    pub fn store_exists(&self) -> bool {
+        match self.storage.backend {
+            StorageBackend::Postgres => true,
+            StorageBackend::Sqlite => self.db_path().is_file(),
+        }
+    }
+
+    /// The user's storage directory: the one of every folder outside a project.
+    pub fn user_storage_dir() -> PathBuf {
+        user_data_dir()
     }
 
     /// The database file inside the storage directory.
@@ -1182,6 +1459,7 @@ impl Config {
             url: p.url.clone().unwrap_or_default(),
             pool_size: p.pool_size,
             tls: p.tls,
+            root_cert: p.tls_root_cert.clone(),
             connect_timeout: std::time::Duration::from_secs(p.connect_timeout_secs),
         }
     }
@@ -1218,9 +1496,13 @@ fn project_root() -> Option<PathBuf> {
 }
 
 fn default_storage_dir() -> PathBuf {
-    if let Some(root) = project_root() {
-        return root.join(".mira");
+    match project_root() {
+        Some(root) => root.join(".mira"),
+        None => user_data_dir(),
     }
+}
+
+fn user_data_dir() -> PathBuf {
     match std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
         Some(x) => PathBuf::from(x).join("mira"),
         None => home()
@@ -1290,7 +1572,10 @@ mod tests {
         let opts = cfg.postgres_options();
         assert_eq!(
             (opts.url.as_str(), opts.tls),
-            ("postgres://m@db/mira", mira_store::TlsMode::VerifyFull)
+            (
+                "postgres://m@db/mira",
+                Some(mira_store::TlsMode::VerifyFull)
+            )
         );
         let err = Config::from_yaml("storage:\n  backend: postgres\n")
             .unwrap_err()

@@ -237,7 +237,7 @@ pub struct ObservationRecord<'a> {
 }
 
 /// A recorded model change.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Swap {
     /// Previous model.
     pub from_model: String,

@@ -9,7 +9,7 @@
 
 use super::{Labels, Matcher, Scope};
 use mira_core::allocate::ModeCosts;
-use mira_core::lexical::{self, Bm25Params, LexicalIndex};
+use mira_core::lexical::{self, Bm25Params, LexicalIndex, LexicalScores};
 use mira_core::memory::{MemoryId, MemoryType};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -337,16 +337,16 @@ impl Catalog {
         scope.into_iter().step_by(step).collect()
     }
 
-    /// BM25 scores of the memories within `filter` that share a term with `query` (unsorted);
-    /// IDF is computed over the scope.
+    /// BM25 scores of the memories within `filter` that share a term with `query` (unsorted),
+    /// and how much of the query the best of them covers; IDF is computed over the scope.
     pub fn lexical_scores(
         &self,
         query: &[String],
         params: Bm25Params,
         filter: &Scope,
-    ) -> Vec<(u32, f32)> {
+    ) -> LexicalScores {
         let Some(m) = self.matcher(filter) else {
-            return Vec::new();
+            return LexicalScores::default();
         };
         let n = self.scope_size(filter);
         self.lexical
@@ -451,7 +451,9 @@ mod tests {
         assert_eq!(n[1], (None, None));
         let names: Vec<String> = c.speakers(&a).iter().map(|s| s.to_string()).collect();
         assert_eq!(names, vec!["caroline", "melanie"]);
-        let hits = c.lexical_scores(&lexical::query_terms("hiking"), Bm25Params::default(), &a);
+        let found = c.lexical_scores(&lexical::query_terms("hiking"), Bm25Params::default(), &a);
+        assert_eq!(found.coverage, 1.0);
+        let hits = found.hits;
         assert_eq!(hits.len(), 1);
         assert_eq!(c.card(hits[0].0).unwrap().key, 1);
         assert!(c.slots_with_term("hike").contains(&hits[0].0));
@@ -460,7 +462,7 @@ mod tests {
             Bm25Params::default(),
             &a,
         );
-        assert_eq!(day.len(), 3, "the day is indexed");
+        assert_eq!(day.hits.len(), 3, "the day is indexed");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Other databases on the configured server: the options that name one instead of the URL's,
 //! and creating or dropping one (`mira bench` keeps one database per store size).
 
-use super::{client_config, tls, PgOptions, PgStore};
+use super::{client_config, connect_once, PgOptions, PgStore};
 use crate::{Result, StoreError};
 
 /// Whether `name` is a database name mira creates: a lower-case letter, then up to 62 lower-case
@@ -43,7 +43,7 @@ impl PgOptions {
     /// The database these options name (the user's name when the URL names none, as
     /// PostgreSQL does).
     pub fn database(&self) -> Result<String> {
-        let config = client_config(self)?;
+        let (config, _) = client_config(self)?;
         Ok(config
             .get_dbname()
             .or(config.get_user())
@@ -54,7 +54,7 @@ impl PgOptions {
     /// These options on database `name` of the same server, in place of the URL's database.
     pub fn on_database(&self, name: &str) -> Result<PgOptions> {
         let url = url_with_database(&self.url, checked_name(name)?);
-        let named = client_config(&PgOptions {
+        let (named, _) = client_config(&PgOptions {
             url: url.clone(),
             ..self.clone()
         })?;
@@ -93,18 +93,13 @@ impl PgStore {
 /// Runs one statement on a connection of its own to the database of `opts` (`CREATE DATABASE`
 /// cannot run in a transaction, nor on a pooled connection of the database it drops).
 fn admin(opts: &PgOptions, statement: &str) -> Result<()> {
-    let config = client_config(opts)?;
+    let (config, tls) = client_config(opts)?;
     let location = super::public_location(&config);
-    let mut client =
-        config
-            .connect(tls::connector(opts.tls)?)
-            .map_err(|e| StoreError::Unreachable {
-                location: location.clone(),
-                message: e.to_string(),
-            })?;
+    let mut client = connect_once(&config, &tls, &location)?;
     client.batch_execute(statement).map_err(|e| {
         StoreError::Config(format!(
-            "{statement} failed on {location} ({e}): connect as a user allowed to create databases"
+            "{statement} failed on {location} ({}): connect as a user allowed to create databases",
+            crate::error::reason(&e)
         ))
     })
 }

@@ -73,8 +73,9 @@ fn archivable(c: &mut Client, plan: &ArchivePlan) -> Result<Vec<(StoredMemory, A
         by_rule.push(select(
             c,
             "WHERE v.archived_at IS NULL AND v.created_at < $1 \
-             AND ($2::text IS NULL OR v.memory_type = $2) ORDER BY v.created_at, v.seq",
-            &[&rule.before_ms, &kind],
+             AND ($2::text IS NULL OR v.memory_type = $2) \
+             AND ($3::text[] IS NULL OR v.wing = ANY($3)) ORDER BY v.created_at, v.seq",
+            &[&rule.before_ms, &kind, &plan.wings],
             Parts::NONE,
         )?);
     }
@@ -147,6 +148,8 @@ pub(super) fn timeline(c: &mut Client, q: &TimelineQuery) -> Result<Vec<StoredMe
            AND ($4::bigint IS NULL OR v.created_at >= $4) AND ($5::bigint IS NULL OR v.created_at <= $5)
            AND ($6 OR v.archived_at IS NULL) AND ($7 OR v.superseded_by IS NULL)
            AND ($8::bigint IS NULL OR (v.created_at, v.seq) {cmp} ($8, $9::bigint))
+           AND ($11::text IS NULL OR v.source = $11) AND (NOT $12 OR v.pinned)
+           AND ($13::text[] IS NULL OR v.wing = ANY($13))
          ORDER BY v.created_at {order}, v.seq {order} LIMIT $10"
     );
     select(
@@ -163,6 +166,9 @@ pub(super) fn timeline(c: &mut Client, q: &TimelineQuery) -> Result<Vec<StoredMe
             &q.after.map(|a| a.0),
             &q.after.map(|a| a.1),
             &i64::try_from(q.limit).unwrap_or(i64::MAX),
+            &q.source.map(crate::Source::as_str),
+            &q.pinned_only,
+            &q.wings,
         ],
         Parts::NONE,
     )

@@ -16,6 +16,7 @@ mod read;
 mod search;
 mod store_impl;
 mod tls;
+mod url;
 mod write;
 
 pub use search::TextRank;
@@ -23,18 +24,24 @@ pub use tls::TlsMode;
 
 use crate::{Result, StoreError};
 use r2d2_postgres::PostgresConnectionManager;
+use std::path::PathBuf;
 use std::time::Duration;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// How to reach the database (the `storage.postgres` section of the config).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PgOptions {
-    /// `postgres://user:password@host:port/database` (or the key=value form).
+    /// `postgres://user:password@host:port/database` (or the key=value form); its `sslmode`
+    /// and `sslrootcert` are honoured.
     pub url: String,
     /// Connections kept by this process.
     pub pool_size: u32,
-    /// Whether the connection is encrypted, and how the server is checked.
-    pub tls: TlsMode,
+    /// Whether the connection is encrypted, and how the server is checked; `None`: as the
+    /// URL's `sslmode` says, else `prefer`. Given with a different `sslmode`, an error.
+    pub tls: Option<TlsMode>,
+    /// PEM file of the certificates that may sign the server's (instead of the system's
+    /// trusted roots); as the URL's `sslrootcert`, which must agree when both are given.
+    pub root_cert: Option<PathBuf>,
     /// How long to wait for a connection (to the server, or from the pool).
     pub connect_timeout: Duration,
 }
@@ -44,7 +51,8 @@ impl Default for PgOptions {
         PgOptions {
             url: String::new(),
             pool_size: 8,
-            tls: TlsMode::Disable,
+            tls: None,
+            root_cert: None,
             connect_timeout: Duration::from_secs(10),
         }
     }
@@ -58,6 +66,29 @@ type Conn = r2d2::PooledConnection<Manager>;
 pub struct PgStore {
     pool: r2d2::Pool<Manager>,
     location: String,
+    /// Why the pool's latest connection attempt failed (the pool's own error says only that
+    /// it timed out).
+    last_failure: LastFailure,
+}
+
+/// The reason of the pool's latest failed connection.
+#[derive(Debug, Clone, Default)]
+struct LastFailure(std::sync::Arc<std::sync::Mutex<Option<String>>>);
+
+impl LastFailure {
+    /// The pool's error `e` with the reason of the latest failed attempt.
+    fn explain(&self, e: &r2d2::Error) -> String {
+        match self.0.lock().unwrap_or_else(|p| p.into_inner()).as_deref() {
+            Some(reason) => format!("{e} ({reason})"),
+            None => e.to_string(),
+        }
+    }
+}
+
+impl r2d2::HandleError<postgres::Error> for LastFailure {
+    fn handle_error(&self, e: postgres::Error) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(crate::error::reason(&e));
+    }
 }
 
 impl std::fmt::Debug for PgStore {
@@ -82,16 +113,48 @@ impl r2d2::CustomizeConnection<postgres::Client, postgres::Error> for Session {
     }
 }
 
-/// The client configuration of `opts`: its URL parsed, with the TLS mode and connect timeout.
-fn client_config(opts: &PgOptions) -> Result<postgres::Config> {
-    let mut config: postgres::Config = opts.url.parse().map_err(|e| {
+/// The client configuration of `opts` (its URL parsed, with the connect timeout) and the TLS
+/// it connects with (the URL's `sslmode` and `sslrootcert` and the options', which must agree).
+fn client_config(opts: &PgOptions) -> Result<(postgres::Config, tls::Tls)> {
+    let (url, url_tls) = url::split_tls(&opts.url)?;
+    let tls = tls::resolve(opts.tls, opts.root_cert.as_deref(), url_tls)?;
+    let mut config: postgres::Config = url.parse().map_err(|e| {
         StoreError::Config(format!(
-            "storage.postgres.url is not a PostgreSQL URL ({e}): write it like postgres://user:password@host:5432/mira"
+            "storage.postgres.url is not a PostgreSQL URL ({}): write it like postgres://user:password@host:5432/mira",
+            crate::error::reason(&e)
         ))
     })?;
-    config.ssl_mode(opts.tls.ssl_mode());
+    config.ssl_mode(tls.mode.ssl_mode());
     config.connect_timeout(opts.connect_timeout);
-    Ok(config)
+    Ok((config, tls))
+}
+
+/// Connects once to the server of `config`: the error, if any, quotes the server's or the
+/// system's reason (a wrong database, password or port fails at once, not after the pool's
+/// retries), and says when the server refused the TLS the URL or config requires.
+fn connect_once(
+    config: &postgres::Config,
+    tls: &tls::Tls,
+    location: &str,
+) -> Result<postgres::Client> {
+    config
+        .connect(tls::connector(tls)?)
+        .map_err(|e| unreachable(location, tls, &e))
+}
+
+/// [`StoreError::Unreachable`] for a failed connection to `location`.
+fn unreachable(location: &str, tls: &tls::Tls, e: &postgres::Error) -> StoreError {
+    let mut message = crate::error::reason(e);
+    if tls.mode.required() && message.contains("does not support TLS") {
+        message = format!(
+            "the server does not accept TLS connections, and sslmode={} requires TLS (nothing was sent in plain text): turn TLS on in the server, or use sslmode=disable only for a server on a network you trust",
+            tls.mode.as_str()
+        );
+    }
+    StoreError::Unreachable {
+        location: location.to_owned(),
+        message,
+    }
 }
 
 /// `url` without its password, for messages and `mira status`.
@@ -116,9 +179,15 @@ fn public_location(config: &postgres::Config) -> String {
 impl PgStore {
     /// Connects to the database of `opts` and applies pending migrations.
     pub fn open(opts: &PgOptions) -> Result<PgStore> {
-        let config = client_config(opts)?;
+        let (config, tls) = client_config(opts)?;
         let location = public_location(&config);
-        let manager = PostgresConnectionManager::new(config, tls::connector(opts.tls)?);
+        // One connection first: it applies the migrations, and a server that cannot be used
+        // is reported at once with its reason.
+        let mut first = connect_once(&config, &tls, &location)?;
+        migrations::migrate(&mut first)?;
+        drop(first);
+        let manager = PostgresConnectionManager::new(config, tls::connector(&tls)?);
+        let last_failure = LastFailure::default();
         let pool = r2d2::Pool::builder()
             .max_size(opts.pool_size.max(1))
             .min_idle(Some(1))
@@ -126,23 +195,24 @@ impl PgStore {
             .test_on_check_out(false)
             .connection_customizer(Box::new(Session))
             // Each failed attempt is not logged: the error that ends the wait names the cause.
-            .error_handler(Box::new(r2d2::NopErrorHandler))
+            .error_handler(Box::new(last_failure.clone()))
             .build(manager)
             .map_err(|e| StoreError::Unreachable {
                 location: location.clone(),
-                message: e.to_string(),
+                message: last_failure.explain(&e),
             })?;
-        let store = PgStore { pool, location };
-        let mut conn = store.conn()?;
-        migrations::migrate(&mut conn)?;
-        Ok(store)
+        Ok(PgStore {
+            pool,
+            location,
+            last_failure,
+        })
     }
 
     /// A connection from the pool (waiting up to the connect timeout).
     fn conn(&self) -> Result<Conn> {
         self.pool.get().map_err(|e| StoreError::Unreachable {
             location: self.location.clone(),
-            message: e.to_string(),
+            message: self.last_failure.explain(&e),
         })
     }
 

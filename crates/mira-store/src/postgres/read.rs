@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 pub(super) const SELECT_ROWS: &str = "SELECT v.seq, v.id, v.wing, v.room, v.memory_type, \
      v.content, v.content_hash, v.token_count, v.created_at, v.stored_at, v.session_id, \
      v.metadata, v.archived_at, v.superseded_by, v.pinned, v.cost_header, v.cost_fingerprint, \
-     v.cost_verbatim, v.cost_version, f.data, f.token_count \
+     v.cost_verbatim, v.cost_version, f.data, f.token_count, v.source \
      FROM verbatims v JOIN fingerprints f ON f.memory_id = v.id";
 
 /// Reads a row selected with [`SELECT_ROWS`].
@@ -37,6 +37,7 @@ pub(super) fn raw_row(r: &Row) -> Result<RawRow> {
         archived_at: r.try_get(12)?,
         superseded_by: r.try_get(13)?,
         pinned: r.try_get(14)?,
+        source: r.try_get(21)?,
         costs: [
             r.try_get(15)?,
             r.try_get(16)?,
@@ -307,16 +308,20 @@ pub(super) fn uncosted(
 }
 
 /// See [`crate::MemoryStore::stats`].
-pub(super) fn stats(c: &mut impl GenericClient) -> Result<StoreStats> {
+pub(super) fn stats(c: &mut impl GenericClient, wings: Option<&[String]>) -> Result<StoreStats> {
+    const IN_WINGS: &str = "($1::text[] IS NULL OR wing = ANY($1))";
+    let of_wings = format!("SELECT id FROM verbatims WHERE {IN_WINGS}");
     let r = c.query_one(
-        "SELECT (SELECT count(*) FROM verbatims),
-                (SELECT count(*) FROM verbatims WHERE archived_at IS NOT NULL),
-                (SELECT count(*) FROM verbatims WHERE superseded_by IS NOT NULL),
-                (SELECT count(*) FROM embeddings),
-                (SELECT count(*) FROM causal_edges),
-                (SELECT count(*) FROM tags),
-                (SELECT COALESCE(sum(token_count), 0)::bigint FROM verbatims)",
-        &[],
+        &format!(
+            "SELECT (SELECT count(*) FROM verbatims WHERE {IN_WINGS}),
+                (SELECT count(*) FROM verbatims WHERE archived_at IS NOT NULL AND {IN_WINGS}),
+                (SELECT count(*) FROM verbatims WHERE superseded_by IS NOT NULL AND {IN_WINGS}),
+                (SELECT count(*) FROM embeddings WHERE $1::text[] IS NULL OR memory_id IN ({of_wings})),
+                (SELECT count(*) FROM causal_edges WHERE $1::text[] IS NULL OR from_id IN ({of_wings})),
+                (SELECT count(*) FROM tags WHERE $1::text[] IS NULL OR memory_id IN ({of_wings})),
+                (SELECT COALESCE(sum(token_count), 0)::bigint FROM verbatims WHERE {IN_WINGS})"
+        ),
+        &[&wings],
     )?;
     let n = |i: usize| -> Result<u64> { Ok(r.try_get::<_, i64>(i)?.max(0) as u64) };
     let mut stats = StoreStats {
@@ -330,23 +335,36 @@ pub(super) fn stats(c: &mut impl GenericClient) -> Result<StoreStats> {
         ..StoreStats::default()
     };
     let mut group = |sql: &str, into: &mut BTreeMap<String, u64>| -> Result<()> {
-        for row in c.query(sql, &[])? {
+        for row in c.query(sql, &[&wings])? {
             into.insert(row.try_get(0)?, row.try_get::<_, i64>(1)?.max(0) as u64);
         }
         Ok(())
     };
     group(
-        "SELECT memory_type, count(*) FROM verbatims GROUP BY memory_type",
+        &format!(
+            "SELECT memory_type, count(*) FROM verbatims WHERE {IN_WINGS} GROUP BY memory_type"
+        ),
         &mut stats.by_type,
     )?;
     group(
-        "SELECT wing, count(*) FROM verbatims GROUP BY wing",
+        &format!("SELECT wing, count(*) FROM verbatims WHERE {IN_WINGS} GROUP BY wing"),
         &mut stats.by_wing,
     )?;
     group(
-        "SELECT wing || '/' || room, count(*) FROM verbatims GROUP BY wing, room",
+        &format!(
+            "SELECT wing || '/' || room, count(*) FROM verbatims WHERE {IN_WINGS} GROUP BY wing, room"
+        ),
         &mut stats.by_room,
     )?;
+    for row in c.query(
+        "SELECT wing, count(*), max(stored_at) FROM verbatims WHERE source = 'captured' GROUP BY wing",
+        &[],
+    )? {
+        let n: i64 = row.try_get(1)?;
+        stats
+            .captures
+            .insert(row.try_get(0)?, (n.max(0) as u64, row.try_get(2)?));
+    }
     Ok(stats)
 }
 
@@ -385,13 +403,18 @@ pub(super) fn without_embedding(
 }
 
 /// See [`crate::MemoryStore::count_without_embedding`].
-pub(super) fn count_without_embedding(c: &mut impl GenericClient, model: &str) -> Result<u64> {
+pub(super) fn count_without_embedding(
+    c: &mut impl GenericClient,
+    model: &str,
+    wings: Option<&[String]>,
+) -> Result<u64> {
     let n: i64 = c
         .query_one(
             "SELECT count(*) FROM verbatims v
-             WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = v.id
+             WHERE ($2::text[] IS NULL OR v.wing = ANY($2))
+               AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = v.id
                                    AND e.model IN ($1, 'sentence-transformers/' || $1))",
-            &[&model],
+            &[&model, &wings],
         )?
         .try_get(0)?;
     Ok(n.max(0) as u64)

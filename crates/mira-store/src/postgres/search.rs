@@ -41,7 +41,7 @@ pub struct TextRank {
 impl TextRank {
     /// The ranking of [`crate::MemoryStore::lexical_search`] on PostgreSQL: `ts_rank` without
     /// normalisation, the variant closest to BM25 on the LoCoMo development set (best recall@10
-    /// on each conversation, most of BM25's top 10; README, "Sharing memory across machines").
+    /// on each conversation, most of BM25's top 10; docs/benchmarks.md, "PostgreSQL").
     pub const DEFAULT: TextRank = TextRank::rank(0);
 
     /// Every ranking `mira eval locomo --text-ranks` measures.

@@ -7,11 +7,11 @@ use crate::backend::{Database, MemoryReads, MemoryStore, StoreTx, Visit};
 use crate::feed::{ChangeCursor, Changes, LiveRow};
 use crate::lifecycle::{ArchivePlan, ArchiveReport, DeleteCounts, DeleteScope, TimelineQuery};
 use crate::model::{
-    NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory, Unembedded,
+    Link, NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory, Unembedded,
 };
 use crate::{DeadLetter, MemoryEdit, Result};
 use mira_core::allocate::ModeCosts;
-use mira_core::memory::{Memory, MemoryId};
+use mira_core::memory::{Memory, MemoryId, RelationType};
 use mira_core::slots::Slot;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -150,6 +150,19 @@ impl MemoryStore for PgStore {
         self.write(|c| write::set_superseded_by(c, id, by))
     }
 
+    fn add_link(&self, link: &Link, at_ms: i64) -> Result<Option<bool>> {
+        self.write(|c| write::insert_edge(c, &link.edge(at_ms), link.to))
+    }
+
+    fn remove_links(
+        &self,
+        a: MemoryId,
+        b: MemoryId,
+        relation: Option<RelationType>,
+    ) -> Result<Vec<Link>> {
+        self.write(|c| write::remove_links(c, a, b, relation))
+    }
+
     fn edit_memory(&self, id: MemoryId, edit: &MemoryEdit) -> Result<bool> {
         self.write(|c| write::edit(c, id, edit))
     }
@@ -166,16 +179,16 @@ impl MemoryStore for PgStore {
         self.read(|c| read::without_embedding(c, model, limit))
     }
 
-    fn count_without_embedding(&self, model: &str) -> Result<u64> {
-        self.read(|c| read::count_without_embedding(c, model))
+    fn count_without_embedding(&self, model: &str, wings: Option<&[String]>) -> Result<u64> {
+        self.read(|c| read::count_without_embedding(c, model, wings))
     }
 
     fn set_embeddings(&self, model: &str, vectors: &[(MemoryId, Vec<f32>)]) -> Result<usize> {
         self.write(|c| write::set_embeddings(c, model, vectors))
     }
 
-    fn stats(&self) -> Result<StoreStats> {
-        self.read(read::stats)
+    fn stats_in(&self, wings: Option<&[String]>) -> Result<StoreStats> {
+        self.read(|c| read::stats(c, wings))
     }
 
     fn wings(&self) -> Result<Vec<String>> {

@@ -4,10 +4,10 @@
 
 use super::read::exists;
 use crate::index::day_text;
-use crate::model::{Edge, NewMemory, Relation, RestoreOutcome};
+use crate::model::{Edge, Link, NewMemory, Relation, RestoreOutcome};
 use crate::{MemoryEdit, Result};
 use mira_core::allocate::ModeCosts;
-use mira_core::memory::MemoryId;
+use mira_core::memory::{MemoryId, RelationType};
 use mira_core::tags::Tag;
 use postgres::Client;
 
@@ -55,9 +55,10 @@ fn insert_row(c: &mut Client, new: &NewMemory) -> Result<i64> {
             &format!(
                 "INSERT INTO verbatims (id, wing, room, memory_type, content, content_hash,
                     token_count, created_at, stored_at, session_id, metadata, archived_at,
-                    cost_header, cost_fingerprint, cost_verbatim, cost_version, pinned, search)
+                    cost_header, cost_fingerprint, cost_verbatim, cost_version, pinned, source,
+                    search)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                    $17, to_tsvector('{TEXT_SEARCH}', $18))
+                    $17, $18, to_tsvector('{TEXT_SEARCH}', $19))
                  RETURNING seq"
             ),
             &[
@@ -78,6 +79,7 @@ fn insert_row(c: &mut Client, new: &NewMemory) -> Result<i64> {
                 &cost(|c| c.verbatim),
                 &costs.map(|_| i64::from(mira_core::render::RENDER_VERSION)),
                 &f.pinned,
+                &f.source.as_str(),
                 &searched,
             ],
         )?
@@ -151,12 +153,12 @@ fn insert_links(c: &mut Client, new: &NewMemory) -> Result<()> {
 }
 
 /// Writes edge `e.other → to` unless it is there already or one of its ends does not exist;
-/// returns whether both ends exist.
-fn insert_edge(c: &mut Client, e: &Edge, to: MemoryId) -> Result<bool> {
+/// `None` when an end does not exist (or both are one memory), else whether it was written.
+pub(super) fn insert_edge(c: &mut Client, e: &Edge, to: MemoryId) -> Result<Option<bool>> {
     if e.other == to || !exists(c, e.other)? || !exists(c, to)? {
-        return Ok(false);
+        return Ok(None);
     }
-    c.execute(
+    let written = c.execute(
         "INSERT INTO causal_edges (from_id, to_id, relation, confidence, detected_at)
          VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
         &[
@@ -167,23 +169,23 @@ fn insert_edge(c: &mut Client, e: &Edge, to: MemoryId) -> Result<bool> {
             &e.detected_at,
         ],
     )?;
-    Ok(true)
+    Ok(Some(written > 0))
 }
 
 /// Applies a restore's relation when both of its ends exist (never overwriting a
-/// `superseded_by`); returns whether they do.
-fn apply_relation(c: &mut Client, r: &Relation) -> Result<bool> {
+/// `superseded_by`); `None` when they do not, else whether it changed the store.
+fn apply_relation(c: &mut Client, r: &Relation) -> Result<Option<bool>> {
     match r {
         Relation::Edge { to, edge } => insert_edge(c, edge, *to),
         Relation::Supersession { memory, by } => {
             if memory == by || !exists(c, *memory)? || !exists(c, *by)? {
-                return Ok(false);
+                return Ok(None);
             }
-            c.execute(
+            let written = c.execute(
                 "UPDATE verbatims SET superseded_by = $1 WHERE id = $2 AND superseded_by IS NULL",
                 &[by, memory],
             )?;
-            Ok(true)
+            Ok(Some(written > 0))
         }
     }
 }
@@ -195,11 +197,42 @@ pub(super) fn restore(
     relations: &[Relation],
 ) -> Result<RestoreOutcome> {
     let seqs = insert(c, memories)?;
-    let resolved = relations
+    let applied = relations
         .iter()
         .map(|r| apply_relation(c, r))
         .collect::<Result<Vec<_>>>()?;
-    Ok(RestoreOutcome { seqs, resolved })
+    Ok(RestoreOutcome::of(seqs, &applied))
+}
+
+/// See [`crate::MemoryStore::remove_links`].
+pub(super) fn remove_links(
+    c: &mut Client,
+    a: MemoryId,
+    b: MemoryId,
+    relation: Option<RelationType>,
+) -> Result<Vec<Link>> {
+    let relation = relation.map(RelationType::as_str);
+    let rows = c.query(
+        "DELETE FROM causal_edges
+         WHERE ((from_id = $1 AND to_id = $2) OR (from_id = $2 AND to_id = $1))
+           AND ($3::TEXT IS NULL OR relation = $3)
+         RETURNING from_id, to_id, relation, confidence",
+        &[&a, &b, &relation],
+    )?;
+    let mut removed = rows
+        .iter()
+        .map(|r| {
+            let relation: String = r.try_get(2)?;
+            Ok(Link {
+                from: r.try_get(0)?,
+                to: r.try_get(1)?,
+                relation: relation.parse().map_err(crate::StoreError::Corrupt)?,
+                confidence: r.try_get(3)?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    removed.sort_by_key(|l| (l.from, l.to, l.relation.as_str()));
+    Ok(removed)
 }
 
 /// See [`crate::MemoryStore::set_pinned`].

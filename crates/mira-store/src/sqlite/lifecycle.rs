@@ -1,6 +1,6 @@
 //! The lifecycle queries on SQLite: timeline, archive and un-archive, deletion.
 
-use super::read::{fill, get_many, raw_row, stored, SELECT_ROWS};
+use super::read::{fill, get_many, raw_row, stored, wing_list, SELECT_ROWS};
 use crate::lifecycle::{
     ArchiveMatch, ArchivePlan, ArchiveReport, DeleteCounts, DeleteScope, TimelineQuery,
 };
@@ -74,11 +74,14 @@ fn archivable(conn: &Connection, plan: &ArchivePlan) -> Result<Vec<(StoredMemory
     for rule in &plan.rules {
         let mut stmt = conn.prepare_cached(&format!(
             "{SELECT_ROWS} WHERE v.archived_at IS NULL AND v.created_at < ?1 \
-             AND (?2 IS NULL OR v.memory_type = ?2) ORDER BY v.created_at, v.seq"
+             AND (?2 IS NULL OR v.memory_type = ?2) \
+             AND (?3 IS NULL OR v.wing IN (SELECT value FROM json_each(?3))) \
+             ORDER BY v.created_at, v.seq"
         ))?;
         let mut rows = stmt.query(params![
             rule.before_ms,
-            rule.memory_type.map(MemoryType::as_str)
+            rule.memory_type.map(MemoryType::as_str),
+            wing_list(plan.wings.as_deref())
         ])?;
         let mut matched = Vec::new();
         while let Some(r) = rows.next()? {
@@ -157,6 +160,8 @@ pub(super) fn timeline(conn: &Connection, q: &TimelineQuery) -> Result<Vec<Store
            AND (?4 IS NULL OR v.created_at >= ?4) AND (?5 IS NULL OR v.created_at <= ?5)
            AND (?6 OR v.archived_at IS NULL) AND (?7 OR v.superseded_by IS NULL)
            AND (?8 IS NULL OR (v.created_at, v.seq) {cmp} (?8, ?9))
+           AND (?11 IS NULL OR v.source = ?11) AND (NOT ?12 OR v.pinned <> 0)
+           AND (?13 IS NULL OR v.wing IN (SELECT value FROM json_each(?13)))
          ORDER BY v.created_at {order}, v.seq {order} LIMIT ?10"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
@@ -171,6 +176,9 @@ pub(super) fn timeline(conn: &Connection, q: &TimelineQuery) -> Result<Vec<Store
         q.after.map(|a| a.0),
         q.after.map(|a| a.1),
         i64::try_from(q.limit).unwrap_or(i64::MAX),
+        q.source.map(crate::Source::as_str),
+        q.pinned_only,
+        wing_list(q.wings.as_deref()),
     ])?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {

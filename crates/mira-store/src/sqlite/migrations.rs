@@ -20,7 +20,23 @@ pub fn current_version(conn: &Connection) -> Result<i64> {
     )?)
 }
 
-/// Applies every pending migration, each in its own transaction. Returns the versions applied.
+/// The versions recorded in `schema_version`.
+fn applied(conn: &Connection) -> Result<Vec<i64>> {
+    let mut stmt = conn.prepare("SELECT version FROM schema_version ORDER BY version")?;
+    let versions = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<Vec<i64>>>()?;
+    Ok(versions)
+}
+
+/// Whether a migration of this build is not applied yet (read without creating anything).
+pub fn needs_migration(conn: &Connection) -> Result<bool> {
+    let done = applied(conn)?;
+    Ok(MIGRATIONS.iter().any(|m| !done.contains(&m.version)))
+}
+
+/// Applies every pending migration (each version of [`MIGRATIONS`] not recorded yet, gaps
+/// included), each in its own transaction. Returns the versions applied.
 pub fn migrate(conn: &mut Connection) -> Result<Vec<i64>> {
     let found = current_version(conn)?;
     if found > LATEST_VERSION {
@@ -29,16 +45,17 @@ pub fn migrate(conn: &mut Connection) -> Result<Vec<i64>> {
             supported: LATEST_VERSION,
         });
     }
-    let mut applied = Vec::new();
-    for m in MIGRATIONS.iter().filter(|m| m.version > found) {
+    let done = applied(conn)?;
+    let mut applied_now = Vec::new();
+    for m in MIGRATIONS.iter().filter(|m| !done.contains(&m.version)) {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         // Another process may have migrated while we waited for the write lock.
-        let now: i64 = tx.query_row(
-            "SELECT COALESCE(MAX(version), 0) FROM schema_version",
-            [],
+        let there: i64 = tx.query_row(
+            "SELECT count(*) FROM schema_version WHERE version = ?1",
+            [m.version],
             |r| r.get(0),
         )?;
-        if now >= m.version {
+        if there > 0 {
             continue;
         }
         tx.execute_batch(m.sql)?;
@@ -47,9 +64,9 @@ pub fn migrate(conn: &mut Connection) -> Result<Vec<i64>> {
             params![m.version, m.name, chrono::Utc::now().timestamp_millis()],
         )?;
         tx.commit()?;
-        applied.push(m.version);
+        applied_now.push(m.version);
     }
-    Ok(applied)
+    Ok(applied_now)
 }
 
 /// The applied version, read without creating anything (for read-only connections).

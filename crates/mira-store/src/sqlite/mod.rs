@@ -133,7 +133,10 @@ fn check_read_only_schema(conn: &Connection, path: &Path) -> Result<()> {
             supported: migrations::LATEST_VERSION,
         });
     }
-    if found < migrations::LATEST_VERSION {
+    let pending = migrations::needs_migration(conn).map_err(|_| StoreError::ReadOnly {
+        path: path.to_path_buf(),
+    })?;
+    if pending {
         return Err(StoreError::ReadOnly {
             path: path.to_path_buf(),
         });

@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 pub(super) const SELECT_ROWS: &str = "SELECT v.seq, v.id, v.wing, v.room, v.memory_type, \
      v.content, v.content_hash, v.token_count, v.created_at, v.stored_at, v.session_id, \
      v.metadata, v.archived_at, v.superseded_by, v.pinned, v.cost_header, v.cost_fingerprint, \
-     v.cost_verbatim, v.cost_version, f.data, f.token_count \
+     v.cost_verbatim, v.cost_version, f.data, f.token_count, v.source \
      FROM verbatims v JOIN fingerprints f ON f.memory_id = v.id";
 
 /// Reads a row selected with [`SELECT_ROWS`].
@@ -40,6 +40,7 @@ pub(super) fn raw_row(r: &Row<'_>) -> Result<RawRow> {
         archived_at: r.get(12)?,
         superseded_by: superseded.map(|s| parse_id(&s)).transpose()?,
         pinned: r.get::<_, i64>(14)? != 0,
+        source: r.get(21)?,
         costs: [r.get(15)?, r.get(16)?, r.get(17)?, r.get(18)?],
         fingerprint: r.get(19)?,
         fingerprint_tokens: r.get(20)?,
@@ -276,42 +277,84 @@ pub(super) fn ids_with_prefix(
     ids.iter().map(|s| parse_id(s)).collect()
 }
 
-/// See [`crate::MemoryStore::stats`].
-pub(super) fn stats(conn: &Connection) -> Result<StoreStats> {
+/// The condition "`wing` is one of ?1" of a wing list bound as [`wing_list`] (always true
+/// for NULL).
+pub(super) const IN_WINGS: &str = "(?1 IS NULL OR wing IN (SELECT value FROM json_each(?1)))";
+
+/// A wing list as one SQL parameter: a JSON array, or NULL for every wing.
+pub(super) fn wing_list(wings: Option<&[String]>) -> Option<String> {
+    wings.map(|w| serde_json::Value::from(w.to_vec()).to_string())
+}
+
+/// See [`crate::MemoryStore::stats_in`].
+pub(super) fn stats(conn: &Connection, wings: Option<&[String]>) -> Result<StoreStats> {
+    let list = wing_list(wings);
+    let of_wings = format!("SELECT id FROM verbatims WHERE {IN_WINGS}");
     let one = |sql: &str| {
-        conn.query_row(sql, [], |r| r.get::<_, i64>(0))
+        conn.query_row(sql, [&list], |r| r.get::<_, i64>(0))
             .map(|n| n.max(0) as u64)
     };
     let mut stats = StoreStats {
-        memories: one("SELECT count(*) FROM verbatims")?,
-        archived: one("SELECT count(*) FROM verbatims WHERE archived_at IS NOT NULL")?,
-        superseded: one("SELECT count(*) FROM verbatims WHERE superseded_by IS NOT NULL")?,
-        embeddings: one("SELECT count(*) FROM embeddings")?,
-        edges: one("SELECT count(*) FROM causal_edges")?,
-        tags: one("SELECT count(*) FROM tags")?,
-        total_tokens: one("SELECT COALESCE(sum(token_count), 0) FROM verbatims")?,
+        memories: one(&format!("SELECT count(*) FROM verbatims WHERE {IN_WINGS}"))?,
+        archived: one(&format!(
+            "SELECT count(*) FROM verbatims WHERE archived_at IS NOT NULL AND {IN_WINGS}"
+        ))?,
+        superseded: one(&format!(
+            "SELECT count(*) FROM verbatims WHERE superseded_by IS NOT NULL AND {IN_WINGS}"
+        ))?,
+        embeddings: one(&format!(
+            "SELECT count(*) FROM embeddings WHERE ?1 IS NULL OR memory_id IN ({of_wings})"
+        ))?,
+        edges: one(&format!(
+            "SELECT count(*) FROM causal_edges WHERE ?1 IS NULL OR from_id IN ({of_wings})"
+        ))?,
+        tags: one(&format!(
+            "SELECT count(*) FROM tags WHERE ?1 IS NULL OR memory_id IN ({of_wings})"
+        ))?,
+        total_tokens: one(&format!(
+            "SELECT COALESCE(sum(token_count), 0) FROM verbatims WHERE {IN_WINGS}"
+        ))?,
         ..StoreStats::default()
     };
     let group = |sql: &str, into: &mut BTreeMap<String, u64>| -> Result<()> {
         let mut stmt = conn.prepare(sql)?;
-        for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+        for row in stmt.query_map([&list], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+        })? {
             let (k, n) = row?;
             into.insert(k, n.max(0) as u64);
         }
         Ok(())
     };
     group(
-        "SELECT memory_type, count(*) FROM verbatims GROUP BY memory_type",
+        &format!(
+            "SELECT memory_type, count(*) FROM verbatims WHERE {IN_WINGS} GROUP BY memory_type"
+        ),
         &mut stats.by_type,
     )?;
     group(
-        "SELECT wing, count(*) FROM verbatims GROUP BY wing",
+        &format!("SELECT wing, count(*) FROM verbatims WHERE {IN_WINGS} GROUP BY wing"),
         &mut stats.by_wing,
     )?;
     group(
-        "SELECT wing || '/' || room, count(*) FROM verbatims GROUP BY wing, room",
+        &format!(
+            "SELECT wing || '/' || room, count(*) FROM verbatims WHERE {IN_WINGS} GROUP BY wing, room"
+        ),
         &mut stats.by_room,
     )?;
+    let mut stmt = conn.prepare(
+        "SELECT wing, count(*), max(stored_at) FROM verbatims WHERE source = 'captured' GROUP BY wing",
+    )?;
+    for row in stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
+    })? {
+        let (wing, n, last) = row?;
+        stats.captures.insert(wing, (n.max(0) as u64, last));
+    }
     Ok(stats)
 }
 
@@ -352,12 +395,18 @@ pub(super) fn without_embedding(
 }
 
 /// See [`crate::MemoryStore::count_without_embedding`].
-pub(super) fn count_without_embedding(conn: &Connection, model: &str) -> Result<u64> {
+pub(super) fn count_without_embedding(
+    conn: &Connection,
+    model: &str,
+    wings: Option<&[String]>,
+) -> Result<u64> {
     let n: i64 = conn.query_row(
-        "SELECT count(*) FROM verbatims v
-         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = v.id
-                                   AND e.model IN (?1, 'sentence-transformers/' || ?1))",
-        [model],
+        &format!(
+            "SELECT count(*) FROM verbatims v
+             WHERE {IN_WINGS} AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = v.id
+                                   AND e.model IN (?2, 'sentence-transformers/' || ?2))"
+        ),
+        params![wing_list(wings), model],
         |r| r.get(0),
     )?;
     Ok(n.max(0) as u64)

@@ -7,11 +7,11 @@ use crate::backend::{Database, MemoryReads, MemoryStore, StoreTx, Visit};
 use crate::feed::{ChangeCursor, Changes, LiveRow};
 use crate::lifecycle::{ArchivePlan, ArchiveReport, DeleteCounts, DeleteScope, TimelineQuery};
 use crate::model::{
-    NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory, Unembedded,
+    Link, NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory, Unembedded,
 };
 use crate::{DeadLetter, MemoryEdit, Result, StoreError};
 use mira_core::allocate::ModeCosts;
-use mira_core::memory::{Memory, MemoryId};
+use mira_core::memory::{Memory, MemoryId, RelationType};
 use mira_core::slots::Slot;
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -158,6 +158,19 @@ impl MemoryStore for SqliteStore {
         self.write(|tx| write::set_superseded_by(tx, id, by))
     }
 
+    fn add_link(&self, link: &Link, at_ms: i64) -> Result<Option<bool>> {
+        self.write(|tx| write::insert_edge(tx, &link.edge(at_ms), link.to))
+    }
+
+    fn remove_links(
+        &self,
+        a: MemoryId,
+        b: MemoryId,
+        relation: Option<RelationType>,
+    ) -> Result<Vec<Link>> {
+        self.write(|tx| write::remove_links(tx, a, b, relation))
+    }
+
     fn edit_memory(&self, id: MemoryId, edit: &MemoryEdit) -> Result<bool> {
         self.write(|tx| write::edit(tx, id, edit))
     }
@@ -174,16 +187,16 @@ impl MemoryStore for SqliteStore {
         self.read(|c| read::without_embedding(c, model, limit))
     }
 
-    fn count_without_embedding(&self, model: &str) -> Result<u64> {
-        self.read(|c| read::count_without_embedding(c, model))
+    fn count_without_embedding(&self, model: &str, wings: Option<&[String]>) -> Result<u64> {
+        self.read(|c| read::count_without_embedding(c, model, wings))
     }
 
     fn set_embeddings(&self, model: &str, vectors: &[(MemoryId, Vec<f32>)]) -> Result<usize> {
         self.write(|tx| write::set_embeddings(tx, model, vectors))
     }
 
-    fn stats(&self) -> Result<StoreStats> {
-        self.read(read::stats)
+    fn stats_in(&self, wings: Option<&[String]>) -> Result<StoreStats> {
+        self.read(|c| read::stats(c, wings))
     }
 
     fn wings(&self) -> Result<Vec<String>> {

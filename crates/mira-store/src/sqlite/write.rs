@@ -3,10 +3,10 @@
 
 use super::read::exists;
 use super::vector::encode_vector;
-use crate::model::{Edge, NewMemory, Relation, RestoreOutcome};
+use crate::model::{parse_id, Edge, Link, NewMemory, Relation, RestoreOutcome};
 use crate::{MemoryEdit, Result};
 use mira_core::allocate::ModeCosts;
-use mira_core::memory::MemoryId;
+use mira_core::memory::{MemoryId, RelationType};
 use mira_core::tags::Tag;
 use rusqlite::{params, Connection};
 
@@ -31,8 +31,9 @@ fn insert_row(tx: &Connection, new: &NewMemory) -> Result<i64> {
     tx.prepare_cached(
         "INSERT INTO verbatims (id, wing, room, memory_type, content, content_hash, token_count,
                                 created_at, stored_at, session_id, metadata, archived_at,
-                                cost_header, cost_fingerprint, cost_verbatim, cost_version, pinned)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                                cost_header, cost_fingerprint, cost_verbatim, cost_version, pinned,
+                                source)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
     )?
     .execute(params![
         id,
@@ -52,6 +53,7 @@ fn insert_row(tx: &Connection, new: &NewMemory) -> Result<i64> {
         f.costs.map(|c| c.verbatim),
         f.costs.map(|_| mira_core::render::RENDER_VERSION),
         f.pinned,
+        f.source.as_str(),
     ])?;
     let seq = tx.last_insert_rowid();
     tx.prepare_cached(
@@ -116,41 +118,43 @@ fn insert_links(tx: &Connection, new: &NewMemory) -> Result<()> {
 }
 
 /// Writes edge `e.other → to` unless it is there already or one of its ends does not exist;
-/// returns whether both ends exist.
-fn insert_edge(tx: &Connection, e: &Edge, to: MemoryId) -> Result<bool> {
+/// `None` when an end does not exist (or both are one memory), else whether it was written.
+pub(super) fn insert_edge(tx: &Connection, e: &Edge, to: MemoryId) -> Result<Option<bool>> {
     let (from, to) = (e.other.to_string(), to.to_string());
     if from == to || !exists(tx, &from)? || !exists(tx, &to)? {
-        return Ok(false);
+        return Ok(None);
     }
-    tx.prepare_cached(
-        "INSERT OR IGNORE INTO causal_edges (from_id, to_id, relation, confidence, detected_at)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?
-    .execute(params![
-        from,
-        to,
-        e.relation.as_str(),
-        e.confidence,
-        e.detected_at
-    ])?;
-    Ok(true)
+    let written = tx
+        .prepare_cached(
+            "INSERT OR IGNORE INTO causal_edges (from_id, to_id, relation, confidence, detected_at)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![
+            from,
+            to,
+            e.relation.as_str(),
+            e.confidence,
+            e.detected_at
+        ])?;
+    Ok(Some(written > 0))
 }
 
 /// Applies a restore's relation when both of its ends exist (never overwriting a
-/// `superseded_by`); returns whether they do.
-fn apply_relation(tx: &Connection, r: &Relation) -> Result<bool> {
+/// `superseded_by`); `None` when they do not, else whether it changed the store.
+fn apply_relation(tx: &Connection, r: &Relation) -> Result<Option<bool>> {
     match r {
         Relation::Edge { to, edge } => insert_edge(tx, edge, *to),
         Relation::Supersession { memory, by } => {
             let (memory, by) = (memory.to_string(), by.to_string());
             if memory == by || !exists(tx, &memory)? || !exists(tx, &by)? {
-                return Ok(false);
+                return Ok(None);
             }
-            tx.prepare_cached(
-                "UPDATE verbatims SET superseded_by = ?1 WHERE id = ?2 AND superseded_by IS NULL",
-            )?
-            .execute(params![by, memory])?;
-            Ok(true)
+            let written = tx
+                .prepare_cached(
+                    "UPDATE verbatims SET superseded_by = ?1 WHERE id = ?2 AND superseded_by IS NULL",
+                )?
+                .execute(params![by, memory])?;
+            Ok(Some(written > 0))
         }
     }
 }
@@ -162,11 +166,53 @@ pub(super) fn restore(
     relations: &[Relation],
 ) -> Result<RestoreOutcome> {
     let seqs = insert(tx, memories)?;
-    let resolved = relations
+    let applied = relations
         .iter()
         .map(|r| apply_relation(tx, r))
         .collect::<Result<Vec<_>>>()?;
-    Ok(RestoreOutcome { seqs, resolved })
+    Ok(RestoreOutcome::of(seqs, &applied))
+}
+
+/// See [`crate::MemoryStore::remove_links`].
+pub(super) fn remove_links(
+    tx: &Connection,
+    a: MemoryId,
+    b: MemoryId,
+    relation: Option<RelationType>,
+) -> Result<Vec<Link>> {
+    let mut stmt = tx.prepare_cached(
+        "DELETE FROM causal_edges
+         WHERE ((from_id = ?1 AND to_id = ?2) OR (from_id = ?2 AND to_id = ?1))
+           AND (?3 IS NULL OR relation = ?3)
+         RETURNING from_id, to_id, relation, confidence",
+    )?;
+    let rows = stmt.query_map(
+        params![
+            a.to_string(),
+            b.to_string(),
+            relation.map(RelationType::as_str)
+        ],
+        |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, f64>(3)?,
+            ))
+        },
+    )?;
+    let mut removed = Vec::new();
+    for row in rows {
+        let (from, to, relation, confidence) = row?;
+        removed.push(Link {
+            from: parse_id(&from)?,
+            to: parse_id(&to)?,
+            relation: relation.parse().map_err(crate::StoreError::Corrupt)?,
+            confidence,
+        });
+    }
+    removed.sort_by_key(|l| (l.from, l.to, l.relation.as_str()));
+    Ok(removed)
 }
 
 /// See [`crate::MemoryStore::set_pinned`].

@@ -107,6 +107,7 @@ pub fn memory(content: &str, wing: &str, at: i64, seed: u64) -> NewMemory {
             metadata: "{}".into(),
             fingerprint_tokens: 3,
             pinned: false,
+            source: mira_store::Source::Stored,
             costs: None,
         },
         tags: vec![

@@ -281,12 +281,15 @@ fn timeline_archive_unarchive_and_delete() {
         let page = |after| {
             s.timeline(&TimelineQuery {
                 wing: Some("w".into()),
+                wings: None,
                 room: None,
                 memory_type: None,
                 since_ms: None,
                 until_ms: None,
                 include_archived: false,
                 include_superseded: true,
+                source: None,
+                pinned_only: false,
                 newest_first: true,
                 after,
                 limit: 2,
@@ -317,6 +320,73 @@ fn timeline_archive_unarchive_and_delete() {
         assert_eq!(preview.tags, 8);
         assert_eq!(s.delete(&DeleteScope::All).unwrap(), preview);
         assert_eq!(s.stats().unwrap().memories, 0);
+    });
+}
+
+#[test]
+fn counts_timeline_and_archive_keep_to_the_wings_asked() {
+    each(|b| {
+        let s = &*b.store;
+        let m = [
+            memory("alpha one", "a", 1_000, 1),
+            memory("alpha two", "a", 2_000, 2),
+            memory("beta one", "b", 3_000, 3),
+            memory("gamma one", "c", 4_000, 4),
+        ];
+        s.insert_memories(&m).unwrap();
+        let only = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let ab = only(&["a", "b"]);
+        let stats = s.stats_in(Some(&ab)).unwrap();
+        assert_eq!(stats.memories, 3, "{}", b.name);
+        assert_eq!(stats.tags, 6, "{}", b.name);
+        assert_eq!(stats.by_wing.keys().collect::<Vec<_>>(), ["a", "b"]);
+        assert!(stats.by_room.keys().all(|k| !k.starts_with("c/")));
+        assert_eq!(s.stats_in(Some(&[])).unwrap().memories, 0);
+        assert_eq!(s.stats().unwrap().memories, 4);
+        assert_eq!(
+            s.count_without_embedding("other-model", Some(&ab)).unwrap(),
+            3
+        );
+        assert_eq!(s.count_without_embedding("other-model", None).unwrap(), 4);
+        let q = TimelineQuery {
+            wing: None,
+            wings: Some(only(&["a", "c"])),
+            room: None,
+            memory_type: None,
+            since_ms: None,
+            until_ms: None,
+            include_archived: true,
+            include_superseded: true,
+            source: None,
+            pinned_only: false,
+            newest_first: false,
+            after: None,
+            limit: 10,
+        };
+        let ids: Vec<_> = s
+            .timeline(&q)
+            .unwrap()
+            .iter()
+            .map(|r| r.memory.id)
+            .collect();
+        assert_eq!(
+            ids,
+            [m[0].memory.id, m[1].memory.id, m[3].memory.id],
+            "{}",
+            b.name
+        );
+        let plan = ArchivePlan {
+            rules: vec![mira_store::ArchiveRule {
+                memory_type: None,
+                before_ms: 10_000,
+            }],
+            wings: Some(only(&["b"])),
+            now_ms: 9_000,
+            ..ArchivePlan::default()
+        };
+        let archived = s.archive(&plan, false).unwrap().archived;
+        assert_eq!(archived.len(), 1, "{}", b.name);
+        assert_eq!(archived[0].0.id, m[2].memory.id);
     });
 }
 
@@ -456,11 +526,11 @@ fn a_memory_without_an_embedding_is_listed_until_one_is_set() {
             .unwrap();
         assert_eq!(store.stats().unwrap().embeddings, 1, "{}", b.name);
         assert_eq!(
-            store.count_without_embedding("m2").unwrap(),
+            store.count_without_embedding("m2", None).unwrap(),
             3,
             "test is another model"
         );
-        assert_eq!(store.count_without_embedding("test").unwrap(), 2);
+        assert_eq!(store.count_without_embedding("test", None).unwrap(), 2);
         let listed = store.without_embedding("test", 10).unwrap();
         assert_eq!(
             listed.iter().map(|u| u.id).collect::<Vec<_>>(),
@@ -485,12 +555,12 @@ fn a_memory_without_an_embedding_is_listed_until_one_is_set() {
         );
         assert_eq!(store.set_embeddings("m2", &vectors).unwrap(), 0, "once");
         assert_eq!(
-            store.count_without_embedding("test").unwrap(),
+            store.count_without_embedding("test", None).unwrap(),
             1,
             "the m2 one"
         );
         assert_eq!(
-            store.count_without_embedding("m2").unwrap(),
+            store.count_without_embedding("m2", None).unwrap(),
             1,
             "the test one"
         );
@@ -515,8 +585,8 @@ fn a_memory_without_an_embedding_is_listed_until_one_is_set() {
             b.name
         );
         assert_eq!(store.set_embeddings("m2", &replaced).unwrap(), 0, "once");
-        assert_eq!(store.count_without_embedding("m2").unwrap(), 0);
-        assert_eq!(store.count_without_embedding("test").unwrap(), 2);
+        assert_eq!(store.count_without_embedding("m2", None).unwrap(), 0);
+        assert_eq!(store.count_without_embedding("test", None).unwrap(), 2);
         index.sync_from_store().unwrap();
         assert_eq!(
             index.search(&vector(5), 1, &Scope::wing("w"))[0].id,
@@ -529,7 +599,7 @@ fn a_memory_without_an_embedding_is_listed_until_one_is_set() {
         }
         store.insert_memories(&[earlier]).unwrap();
         assert_eq!(
-            store.count_without_embedding("m2").unwrap(),
+            store.count_without_embedding("m2", None).unwrap(),
             0,
             "{}",
             b.name
@@ -631,4 +701,56 @@ fn postgres_stores_into_one_wing_take_turns() {
     let started = std::time::Instant::now();
     drop((b.reopen)().begin_store(&["v"]).unwrap());
     assert!(started.elapsed() < std::time::Duration::from_secs(2));
+}
+
+#[test]
+fn the_source_is_stored_filtered_and_counted() {
+    each(|b| {
+        let s = &*b.store;
+        let stored = memory("We use sqlx for the ledger.", "w", 1_000, 1);
+        let mut captured = memory("Request: add retries to the client.", "w", 2_000, 2);
+        captured.facts.source = mira_store::Source::Captured;
+        captured.facts.stored_at = 9_000;
+        let mut pinned = memory("Never deploy on Fridays.", "w", 3_000, 3);
+        pinned.facts.pinned = true;
+        let mut elsewhere = memory("Request: rename the crate.", "other", 4_000, 4);
+        elsewhere.facts.source = mira_store::Source::Captured;
+        s.insert_memories(&[stored, captured.clone(), pinned.clone(), elsewhere])
+            .unwrap();
+        let query = |source, pinned_only| TimelineQuery {
+            wing: Some("w".into()),
+            wings: None,
+            room: None,
+            memory_type: None,
+            since_ms: None,
+            until_ms: None,
+            include_archived: false,
+            include_superseded: false,
+            source,
+            pinned_only,
+            newest_first: true,
+            after: None,
+            limit: 10,
+        };
+        let ids = |q| -> Vec<MemoryId> {
+            s.timeline(&q)
+                .unwrap()
+                .iter()
+                .map(|m| m.memory.id)
+                .collect()
+        };
+        assert_eq!(
+            ids(query(Some(mira_store::Source::Captured), false)),
+            vec![captured.memory.id],
+            "{}",
+            b.name
+        );
+        assert_eq!(ids(query(None, true)), vec![pinned.memory.id], "{}", b.name);
+        assert_eq!(ids(query(Some(mira_store::Source::Stored), false)).len(), 2);
+        let read = s.get(captured.memory.id, Parts::NONE).unwrap().unwrap();
+        assert_eq!(read.facts.source, mira_store::Source::Captured);
+        let stats = s.stats().unwrap();
+        assert_eq!(stats.captures.get("w"), Some(&(1, 9_000)), "{}", b.name);
+        assert_eq!(stats.captures.len(), 2);
+    });
 }

@@ -21,13 +21,9 @@ const CORPUS: usize = 6000;
 /// Queries (LoCoMo questions, never indexed).
 const QUERIES: usize = 400;
 
-/// `$MIRA_SHARED_DIR/data/locomo-dev`, by default the shared folder beside the repository.
+/// The LoCoMo development set, `data/locomo-dev` of the project's data folder (`shared_dir`).
 fn data_dir() -> PathBuf {
-    std::env::var_os("MIRA_SHARED_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")))
-        .join("data/locomo-dev")
+    crate::shared_dir::shared_path("data/locomo-dev")
 }
 
 /// `(corpus, queries)`: distinct texts in a fixed order.

@@ -9,4 +9,6 @@ mod conformance;
 mod index_behaviour;
 mod index_recall_real;
 mod pg_server;
+mod pg_tls;
 mod repo;
+mod shared_dir;

@@ -66,3 +66,47 @@ fn a_version_1_database_is_upgraded_with_its_rows_searchable() {
         assert_eq!(hits.len(), 1, "{q}");
     }
 }
+
+#[test]
+fn a_migration_missing_below_the_latest_applied_one_is_applied() {
+    // Branches land in any order: a database may have recorded a later migration and not an
+    // earlier one. Here every migration but the pins' (4) ran, with a memory written.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mira.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;",
+        )
+        .unwrap();
+        for m in mira_store::MIGRATIONS.iter().filter(|m| m.version != 4) {
+            conn.execute_batch(m.sql).unwrap();
+            conn.execute(
+                "INSERT INTO schema_version VALUES (?1, ?2, 0)",
+                rusqlite::params![m.version, m.name],
+            )
+            .unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO verbatims (id, wing, room, memory_type, content, content_hash, token_count, created_at, stored_at)
+             VALUES ('7f0c1d52-3a59-4d1e-9c43-0e2b3f0f6a11', 'w', 'facts', 'fact', 'Kubernetes runs staging.', 'h', 4, 1683554160000, 1683554160000);",
+        )
+        .unwrap();
+    }
+    let store = open(dir.path());
+    let (versions, pinned, source): (i64, i64, String) = store
+        .read(|c| {
+            Ok(c.query_row(
+                "SELECT (SELECT count(*) FROM schema_version), pinned, source FROM verbatims",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )?)
+        })
+        .unwrap();
+    assert_eq!(versions as usize, mira_store::MIGRATIONS.len());
+    assert_eq!(
+        (pinned, source.as_str()),
+        (0, "stored"),
+        "earlier memories were stored"
+    );
+}

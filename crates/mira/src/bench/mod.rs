@@ -15,9 +15,11 @@
 //! question's expansion variants. Figures are medians and percentiles of one run; compare runs
 //! of the same command, not across machines.
 
+pub mod hooks;
 pub mod ingest;
 pub mod place;
 
+use crate::usecases::access::Access;
 use crate::usecases::clear::{clear, ClearRequest, ClearScope};
 use crate::usecases::recall::{query_vector, recall, RecallRequest};
 use crate::usecases::store::{store, store_batch, StoreRequest};
@@ -54,6 +56,9 @@ pub struct BenchOptions {
     /// Where the stores (their folders; on PostgreSQL their index files) and base embeddings
     /// are kept between runs.
     pub cache_dir: PathBuf,
+    /// The `mira` binary the hook figures run as the client does (`mira hook …` processes);
+    /// `None` measures the briefing in process only.
+    pub hook_binary: Option<PathBuf>,
 }
 
 /// Latency percentiles in milliseconds.
@@ -106,6 +111,8 @@ pub struct SizeReport {
     pub bound_p50_ms: f64,
     /// `recall_cached.p50_ms / bound_p50_ms`.
     pub ratio_to_bound: f64,
+    /// The client hooks: the briefing, `mira hook session-start` and `user-prompt`.
+    pub hooks: hooks::HookReport,
 }
 
 /// Every size measured.
@@ -162,7 +169,14 @@ pub fn run(base: &Config, model: Arc<dyn Embedder>, opts: &BenchOptions) -> Resu
         let place = place::Place::new(base, &opts.cache_dir, &name)?;
         let app = open_store(&place, n, &texts, &base_vectors, &model)?;
         backend = app.store.backend();
-        sizes.push(measure(&app, &place, n, &questions, opts.budget)?);
+        let mut size = measure(&app, &place, n, &questions, opts.budget)?;
+        size.hooks = hooks::measure(
+            &app,
+            &place.config,
+            opts.hook_binary.as_deref(),
+            &questions[0],
+        )?;
+        sizes.push(size);
     }
     Ok(BenchReport {
         backend: backend.as_str(),
@@ -201,7 +215,28 @@ pub fn render_table(r: &BenchReport) -> String {
         ));
     }
     out.push_str(&format!(
-        "(ms; {} questions per pass, budget {}; bound = exact scan of every vector + one {} lookup; ratio = cached p50 / bound p50)\n",
+        "{:>8} {:>22} {:>26} {:>26}\n",
+        "memories", "briefing p50/95/99", "hook session-start p50/95", "hook user-prompt p50/95"
+    ));
+    for s in &r.sizes {
+        let h = &s.hooks;
+        let process = |l: &Option<Latency>| match l {
+            Some(l) => format!("{:.0}/{:.0}", l.p50_ms, l.p95_ms),
+            None => "-".into(),
+        };
+        out.push_str(&format!(
+            "{:>8} {:>22} {:>26} {:>26}\n",
+            s.n,
+            format!(
+                "{:.1}/{:.1}/{:.1}",
+                h.briefing.p50_ms, h.briefing.p95_ms, h.briefing.p99_ms
+            ),
+            process(&h.session_start),
+            process(&h.user_prompt),
+        ));
+    }
+    out.push_str(&format!(
+        "(ms; {} questions per pass, budget {}; bound = exact scan of every vector + one {} lookup; ratio = cached p50 / bound p50; hooks: a new process each, session-start without the model, user-prompt loading it)\n",
         r.queries,
         r.budget,
         if r.backend == "postgres" {
@@ -501,6 +536,7 @@ fn measure(
         timed(|| {
             recall(
                 app,
+                &Access::local(),
                 &RecallRequest {
                     query: q.clone(),
                     wing: Some(WING.into()),
@@ -532,6 +568,11 @@ fn measure(
         bound_p50_ms: bound,
         ratio_to_bound: recall_cached.p50_ms / bound.max(1e-6),
         recall_cached,
+        hooks: hooks::HookReport {
+            briefing: Latency::of(Vec::new()),
+            session_start: None,
+            user_prompt: None,
+        },
     })
 }
 
@@ -574,6 +615,7 @@ fn single_stores(app: &App, n: usize) -> Result<f64> {
     for i in 0..PROBES {
         store(
             app,
+            &Access::local(),
             StoreRequest {
                 content: format!(
                     "Probe {i} at {n} memories: the cache of service {i} was warmed at {} UTC.",
@@ -588,6 +630,7 @@ fn single_stores(app: &App, n: usize) -> Result<f64> {
     let per_s = PROBES as f64 / started.elapsed().as_secs_f64();
     clear(
         app,
+        &Access::local(),
         &ClearRequest {
             scope: ClearScope::Wing {
                 wing: PROBE_WING.into(),

@@ -7,6 +7,7 @@
 //! shown below the other one, and neither may be marked.
 
 use crate::config::Config;
+use crate::usecases::access::Access;
 use crate::usecases::recall::{recall, RecallRequest, RecalledItem};
 use crate::usecases::store::{store, StoreRequest};
 use crate::App;
@@ -185,6 +186,7 @@ fn run_case(app: &App, i: usize, case: &Case, budget: u32) -> Result<Outcome> {
     for (content, created_at) in [(&case.old, at), (&case.new, at + Duration::days(GAP_DAYS))] {
         let out = store(
             app,
+            &Access::local(),
             StoreRequest {
                 content: content.clone(),
                 wing: wing.clone(),
@@ -198,6 +200,7 @@ fn run_case(app: &App, i: usize, case: &Case, budget: u32) -> Result<Outcome> {
     let (old, new) = (ids[0], ids[1]);
     let out = recall(
         app,
+        &Access::local(),
         &RecallRequest {
             query: case.question.clone(),
             budget: Some(i64::from(budget)),

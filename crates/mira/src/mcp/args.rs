@@ -94,7 +94,8 @@ pub struct RecallArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub fallback_wings: Option<Value>,
-    /// "relevance" (most relevant first, the default) or "time" (oldest first).
+    /// "relevance" (the default: under their day, the most relevant memory's day first) or
+    /// "time" (oldest first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub order: Option<String>,
@@ -160,6 +161,10 @@ pub struct TimelineArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "bool_schema")]
     pub include_superseded: Option<Value>,
+    /// Only what was stored on purpose (stored) or kept from sessions by client hooks (captured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "source_schema")]
+    pub source: Option<String>,
 }
 
 /// Arguments of `mira_causal_chain`.
@@ -229,18 +234,17 @@ pub struct ClearArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SupersedeArgs {
-    /// The earlier memory that is no longer true (short id, prefix or UUID), e.g. from the
-    /// "May update" lines of mira_store's answer.
+    /// The earlier memory, no longer true (an id as printed).
     #[schemars(with = "String", length(min = 1))]
     pub old: Option<String>,
-    /// The memory that replaces it (same wing).
+    /// The memory that replaces it.
     #[schemars(with = "String", length(min = 1))]
     pub new: Option<String>,
-    /// Why, in a few words (echoed in the answer and the server log; not stored).
+    /// Why (echoed and logged, not stored).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String", length(max = 1000))]
     pub reason: Option<String>,
-    /// true: undo an earlier mira_supersede of old by new (old is current again).
+    /// true: make old current again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "bool_schema")]
     pub undo: Option<Value>,
@@ -253,6 +257,25 @@ pub struct ForgetArgs {
     /// The memory's id (short id, prefix or UUID) from mira_recall or mira_timeline.
     #[schemars(with = "String", length(min = 1))]
     pub id: Option<String>,
+}
+
+/// Arguments of `mira_link` and `mira_unlink`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkArgs {
+    /// The earlier memory, the cause (short id, prefix or UUID from mira_recall or
+    /// mira_timeline): the bug, the problem, the decision that led to the other.
+    #[schemars(with = "String", length(min = 1))]
+    pub from: Option<String>,
+    /// The later memory it led to: the fix, the consequence.
+    #[schemars(with = "String", length(min = 1))]
+    pub to: Option<String>,
+    /// mira_link: "because" (the default: `to` happened because of `from`), "triggered" or
+    /// "resolves" (`to` fixes what `from` describes). mira_unlink: only links of this relation
+    /// (all when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub relation: Option<String>,
 }
 
 fn memory_type_schema(_: &mut SchemaGenerator) -> Schema {
@@ -288,6 +311,10 @@ fn order_schema(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "string", "enum": ["newest", "oldest"], "default": "newest" })
 }
 
+fn source_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "string", "enum": ["stored", "captured"] })
+}
+
 fn mode_schema(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "string", "enum": ["global", "wing", "room"] })
 }
@@ -314,6 +341,16 @@ pub fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
             *d = d.replace('\n', " ");
         }
     }
+    Arc::new(schema)
+}
+
+/// The output schema of a tool (its `outputSchema`): what `T`, the type its handler answers with
+/// as structured content, serialises to. The root is an object, as clients of MCP 2025-06-18
+/// require (a union of outcomes is an object of one of their shapes).
+pub fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    let mut schema = JsonObject::clone(&rmcp::handler::server::tool::schema_for_output::<T>());
+    schema.remove("$schema");
+    schema.insert("type".into(), Value::String("object".into()));
     Arc::new(schema)
 }
 

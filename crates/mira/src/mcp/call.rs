@@ -1,13 +1,22 @@
 //! What every MCP tool call goes through, whichever tool it is.
 //!
 //! A tool is declared once, as a [`Tool`]: what `tools/list` shows (name, title, description,
-//! input schema, and annotations derived from its [`Effect`]) and the handler that answers it.
+//! input and output schemas, and annotations derived from its [`Effect`]) and the handler that answers it.
 //! A handler parses its arguments (errors become `isError: true` results that say how to fix
 //! the call), runs its use case on the blocking pool (SQLite and the model are blocking) under
 //! the `mcp.timeout_seconds` limit ([`Calls::run`]), and answers with its text plus the outcome
 //! as structured content ([`Calls::answer`]); a [`Failure`] becomes a tool error the model can
 //! act on.
+//!
+//! Rights: each call runs with its caller's [`Access`] (over HTTP the rights of the bearer
+//! token the request presented, see [`crate::bearer`]; on stdio the local user's), which the
+//! handler hands to its use case, and which [`admitted`] checks first against the tool's
+//! [`Effect`] and [`Family`]: a tool that reads needs a wing to read, one that writes a wing to
+//! write, one that removes the right to remove, and SOUL's tools (their identities belong to
+//! no wing) every wing. A tool declared here is therefore never reachable by a token without
+//! the rights its effect needs, whatever its handler does.
 
+use crate::usecases::access::Access;
 use crate::usecases::{UseCaseError, UseCaseResult};
 use crate::App;
 use futures::future::BoxFuture;
@@ -42,6 +51,9 @@ pub(super) struct Tool {
     pub description: &'static str,
     /// Its input schema.
     pub schema: fn() -> Arc<JsonObject>,
+    /// The schema of its structured content ([`super::args::output_schema`] of the type its
+    /// handler serialises).
+    pub output: fn() -> Arc<JsonObject>,
     /// What it does to the memory.
     pub effect: Effect,
     /// Whether calling it twice with the same arguments does no more than once.
@@ -58,25 +70,28 @@ impl Tool {
 
     /// What `tools/list` shows of it.
     fn listing(&self) -> rmcp::model::Tool {
-        rmcp::model::Tool::new(self.name, self.description, (self.schema)()).with_annotations(
-            ToolAnnotations::from_raw(
+        rmcp::model::Tool::new(self.name, self.description, (self.schema)())
+            .with_raw_output_schema((self.output)())
+            .with_annotations(ToolAnnotations::from_raw(
                 Some(self.title.to_owned()),
                 Some(self.effect == Effect::Reads),
                 Some(self.effect == Effect::Removes),
                 Some(self.idempotent),
                 Some(false),
-            ),
-        )
+            ))
     }
 }
 
 /// A family of tools (mira's memory tools, SOUL's identity tools): what a timeout of one of
-/// them says.
+/// them says, and whether what they touch lies in wings.
 pub(super) struct Family {
     /// The likely reason a call is slow.
     pub slow_because: &'static str,
     /// The read-only tool that shows whether a write went through.
     pub check_with: &'static str,
+    /// Whether what the tools touch belongs to no wing (SOUL's identities): only a caller that
+    /// may read (for a change, write) every wing reaches it.
+    pub wingless: bool,
 }
 
 /// The router of `tools`, for a server that holds its [`Calls`].
@@ -89,13 +104,64 @@ where
         router.add_route(ToolRoute::new_dyn(
             tool.listing(),
             move |context: ToolCallContext<'_, S>| {
+                let calls = context
+                    .service
+                    .as_ref()
+                    .with_access(caller(&context.request_context.extensions));
                 let arguments = context.arguments.unwrap_or_default();
-                let calls = context.service.as_ref();
-                Box::pin(async move { Ok(call(calls, tool, family, arguments).await.into()) })
+                Box::pin(async move { Ok(call(&calls, tool, family, arguments).await.into()) })
             },
         ));
     }
     router
+}
+
+/// The rights of a call: those the HTTP layer found for the request's bearer token, or the
+/// local user's on stdio (no HTTP request). An HTTP request without them gets none.
+fn caller(extensions: &rmcp::model::Extensions) -> Access {
+    match extensions.get::<axum::http::request::Parts>() {
+        None => Access::local(),
+        Some(request) => request
+            .extensions
+            .get::<Access>()
+            .cloned()
+            .unwrap_or_else(Access::nobody),
+    }
+}
+
+/// Refuses a call the caller's rights cannot allow whatever its arguments: see the module
+/// docs. The use case then checks the wings the call touches.
+fn admitted(
+    access: &Access,
+    tool: &Tool,
+    family: &Family,
+    arguments: &JsonObject,
+) -> Result<(), Failure> {
+    let wing = arguments
+        .get("wing")
+        .and_then(Value::as_str)
+        .map(|w| format!(" (wing '{w}')"))
+        .unwrap_or_default();
+    let call = format!("call {}{wing}", tool.name);
+    let checked = match (family.wingless, tool.effect) {
+        (true, Effect::Reads) => {
+            access.check_read_all(&format!("{call}, whose data belongs to no wing"))
+        }
+        (true, _) => access.check_write_all(&format!("{call}, whose data belongs to no wing")),
+        (false, Effect::Reads) if !access.reads_any() => Err(forbidden(access, &call, "reads")),
+        (false, Effect::Writes) if !access.writes_any() => Err(forbidden(access, &call, "writes")),
+        (false, Effect::Removes) if !access.writes_any() => Err(forbidden(access, &call, "writes")),
+        (false, Effect::Removes) => access.check_destructive(&call),
+        (false, _) => Ok(()),
+    };
+    checked.map_err(Failure::from)
+}
+
+fn forbidden(access: &Access, call: &str, verb: &str) -> UseCaseError {
+    UseCaseError::Forbidden(format!(
+        "{} may not {call}: it {verb} no wing. Use a token with that right (mcp.http.tokens on the server).",
+        access.who()
+    ))
 }
 
 /// Answers one call of `tool`: its handler's answer, or its failure as a tool error.
@@ -105,7 +171,11 @@ pub(super) async fn call(
     family: &Family,
     arguments: JsonObject,
 ) -> CallToolResult {
-    match (tool.handler)(calls, arguments).await {
+    let answer = match admitted(&calls.access, tool, family, &arguments) {
+        Ok(()) => (tool.handler)(calls, arguments).await,
+        Err(refused) => Err(refused),
+    };
+    match answer {
         Ok(answer) => answer,
         Err(f) => CallToolResult::error(vec![ContentBlock::text(failure_message(
             calls, tool, family, f,
@@ -118,6 +188,10 @@ fn failure_message(calls: &Calls, tool: &Tool, family: &Family, f: Failure) -> S
     let name = tool.name;
     match f {
         Failure::UseCase(UseCaseError::Invalid(m) | UseCaseError::NotFound(m)) => m,
+        Failure::UseCase(UseCaseError::Forbidden(m)) => {
+            tracing::info!("{name} refused: {m}");
+            m
+        }
         Failure::UseCase(UseCaseError::Internal(e)) => {
             tracing::error!("{name}: {e:#}");
             format!("{name} failed inside mira: {e:#}. This is not caused by your arguments: retry later, or ask the user to check mira's log.")
@@ -173,33 +247,53 @@ pub(super) fn success(text: String, structured: Value) -> CallToolResult {
     result
 }
 
-/// `value` as JSON for structured content.
+/// `value` as structured content. Written as text and read back, so that an `f32` reads as
+/// written (0.9), not as the nearest `f64` (0.8999999761581421) `serde_json::to_value` makes.
 pub(super) fn to_json<T: serde::Serialize>(value: &T) -> Value {
-    serde_json::to_value(value).unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
+    serde_json::to_string(value)
+        .and_then(|text| serde_json::from_str(&text))
+        .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
 }
 
-/// What the tools run on: the application, the embedding model loaded once, the time limit.
+/// What the tools run on: the application, the embedding model loaded once, the time limit,
+/// and the rights of the caller of this call.
 #[derive(Clone)]
 pub(super) struct Calls {
     app: Arc<App>,
     model: Arc<tokio::sync::OnceCell<()>>,
     timeout: Duration,
+    access: Access,
 }
 
 impl Calls {
-    /// Calls on `app`, within its `mcp.timeout_seconds` (at least 1 s).
+    /// Calls on `app`, within its `mcp.timeout_seconds` (at least 1 s), with the local user's
+    /// rights until [`Calls::with_access`] says otherwise.
     pub fn new(app: Arc<App>) -> Self {
         let timeout = Duration::from_secs(app.config.mcp.timeout_seconds.max(1));
         Calls {
             app,
             model: Arc::new(tokio::sync::OnceCell::new()),
             timeout,
+            access: Access::local(),
+        }
+    }
+
+    /// The same calls for a caller with `access`.
+    pub fn with_access(&self, access: Access) -> Calls {
+        Calls {
+            access,
+            ..self.clone()
         }
     }
 
     /// The application.
     pub fn app(&self) -> &Arc<App> {
         &self.app
+    }
+
+    /// The rights of the caller.
+    pub fn access(&self) -> &Access {
+        &self.access
     }
 
     /// Starts loading the embedding model in the background, so that the first store or recall

@@ -14,8 +14,8 @@ mod stdio;
 
 pub use server::{MiraServer, INSTRUCTIONS};
 
-use crate::config::{McpConfig, McpTransport};
-use crate::serving::{parse_addr, run_server};
+use crate::config::{McpConfig, McpHttpConfig, McpTransport};
+use crate::serving::{parse_addr, run_server, Exposure};
 use crate::App;
 use anyhow::Result;
 use std::net::SocketAddr;
@@ -28,6 +28,35 @@ pub enum Transport {
     Stdio,
     /// Streamable HTTP on this address, path `/mcp`.
     Http(SocketAddr),
+}
+
+/// A transport ready to serve: stdio, or the bound listener of streamable HTTP (bound before
+/// the store opens, so that a refused or taken address fails at once).
+#[derive(Debug)]
+pub enum Ready {
+    /// Newline-delimited JSON-RPC on stdin/stdout.
+    Stdio,
+    /// Streamable HTTP on this listener.
+    Http(std::net::TcpListener),
+}
+
+impl Transport {
+    /// Makes the transport ready: binds the HTTP address through the exposure rule (a
+    /// non-loopback address needs a token of `http`, or `exposure.insecure_no_auth`; see
+    /// [`crate::serving`]).
+    pub fn bind(self, http: &McpHttpConfig, exposure: Exposure) -> Result<Ready> {
+        match self {
+            Transport::Stdio => Ok(Ready::Stdio),
+            Transport::Http(addr) => crate::serving::listen_for_clients(
+                addr,
+                http,
+                "MCP over HTTP and the memory browser",
+                "mcp.http.addr / --http",
+                exposure,
+            )
+            .map(Ready::Http),
+        }
+    }
 }
 
 /// The transport of `mira serve`: HTTP when `--http [ADDR]` is given (`http`; `Some(None)`
@@ -43,15 +72,15 @@ pub fn transport(config: &McpConfig, http: Option<Option<&str>>) -> Result<Trans
 
 /// Serves MCP on `transport` until the client goes away (stdio: end of input) or the process
 /// is interrupted (Ctrl-C, SIGTERM), then saves the vector index.
-pub fn serve(app: Arc<App>, transport: Transport) -> Result<()> {
+pub fn serve(app: Arc<App>, transport: Ready) -> Result<()> {
     // Built before the runtime starts: making SOUL's tables ready waits on the database, which
     // the PostgreSQL client must not do on a runtime thread.
     let server = MiraServer::new(app.clone());
     run_server(app, "mira-mcp", async move {
         server.warm_up();
         match transport {
-            Transport::Stdio => stdio::serve(server).await,
-            Transport::Http(addr) => http::serve(server, addr).await,
+            Ready::Stdio => stdio::serve(server).await,
+            Ready::Http(listener) => http::serve(server, listener).await,
         }
     })
 }

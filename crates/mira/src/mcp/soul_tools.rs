@@ -8,7 +8,9 @@ use super::args;
 use super::call::{self, invalid, Calls, Effect, Failure, Family, Tool};
 use crate::usecases::soul;
 use crate::App;
-use mira_soul::service::{CaptureRequest, DriftRequest, RecallRequest, MAX_BUDGET, MAX_WINDOW};
+use mira_soul::service::{
+    self, CaptureRequest, DriftRequest, RecallRequest, MAX_BUDGET, MAX_WINDOW,
+};
 use mira_soul::{render, Patch};
 use rmcp::handler::server::tool::ToolRouter;
 use rmcp::model::{CallToolResult, JsonObject};
@@ -229,6 +231,7 @@ fn count(name: &str, value: Option<&Value>, hint: &str) -> Result<Option<i64>, F
 const SOUL: Family = Family {
     slow_because: "the database is busy",
     check_with: "soul_history",
+    wingless: true,
 };
 
 /// SOUL's tools, in the order `tools/list` shows them.
@@ -238,6 +241,7 @@ const TOOLS: &[Tool] = &[
         title: "Capture identity",
         description: CAPTURE_DESCRIPTION,
         schema: args::input_schema::<CaptureArgs>,
+        output: args::output_schema::<service::CaptureOutcome>,
         effect: Effect::Writes,
         idempotent: false,
         handler: |c, a| Box::pin(capture(c, a)),
@@ -247,6 +251,7 @@ const TOOLS: &[Tool] = &[
         title: "Recall identity",
         description: RECALL_DESCRIPTION,
         schema: args::input_schema::<RecallArgs>,
+        output: args::output_schema::<service::RecallOutcome>,
         effect: Effect::Reads,
         idempotent: true,
         handler: |c, a| Box::pin(recall(c, a)),
@@ -256,6 +261,7 @@ const TOOLS: &[Tool] = &[
         title: "Identity drift",
         description: DRIFT_DESCRIPTION,
         schema: args::input_schema::<DriftArgs>,
+        output: args::output_schema::<service::DriftOutcome>,
         effect: Effect::Reads,
         idempotent: true,
         handler: |c, a| Box::pin(drift(c, a)),
@@ -265,6 +271,7 @@ const TOOLS: &[Tool] = &[
         title: "Model swap",
         description: SWAP_DESCRIPTION,
         schema: args::input_schema::<SwapArgs>,
+        output: args::output_schema::<service::SwapOutcome>,
         effect: Effect::Writes,
         idempotent: false,
         handler: |c, a| Box::pin(swap(c, a)),
@@ -274,6 +281,7 @@ const TOOLS: &[Tool] = &[
         title: "Identity status",
         description: STATUS_DESCRIPTION,
         schema: args::input_schema::<StatusArgs>,
+        output: args::output_schema::<service::StatusOutcome>,
         effect: Effect::Reads,
         idempotent: true,
         handler: |c, a| Box::pin(status(c, a)),
@@ -283,6 +291,7 @@ const TOOLS: &[Tool] = &[
         title: "Identity history",
         description: HISTORY_DESCRIPTION,
         schema: args::input_schema::<HistoryArgs>,
+        output: args::output_schema::<service::HistoryOutcome>,
         effect: Effect::Reads,
         idempotent: true,
         handler: |c, a| Box::pin(history(c, a)),
@@ -292,6 +301,7 @@ const TOOLS: &[Tool] = &[
         title: "Update identity",
         description: UPDATE_DESCRIPTION,
         schema: args::input_schema::<UpdateArgs>,
+        output: args::output_schema::<service::EditOutcome>,
         effect: Effect::Writes,
         idempotent: false,
         handler: |c, a| Box::pin(update(c, a)),
@@ -301,6 +311,7 @@ const TOOLS: &[Tool] = &[
         title: "Patch identity",
         description: PATCH_DESCRIPTION,
         schema: patch_schema,
+        output: args::output_schema::<service::EditOutcome>,
         effect: Effect::Writes,
         idempotent: false,
         handler: |c, a| Box::pin(patch(c, a)),

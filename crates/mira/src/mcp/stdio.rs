@@ -6,7 +6,7 @@
 //! line over [`MAX_FRAME_BYTES`] an invalid-request error; then the server reads on. One task
 //! owns stdout and writes whole lines, so nothing else can interleave with the frames.
 
-use super::frame::{classify, error_frame, Parsed, MAX_FRAME_BYTES};
+use super::frame::{classify, error_frame, Framing, Parsed, MAX_FRAME_BYTES};
 use super::server::MiraServer;
 use anyhow::{Context, Result};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
@@ -101,7 +101,7 @@ async fn read_frames<R: AsyncBufRead + Unpin>(
                     "Invalid request: message of {n}+ bytes; the limit is {MAX_FRAME_BYTES} bytes"
                 ),
             )),
-            Frame::Line => match classify(&line) {
+            Frame::Line => match classify(&line, Framing::Line) {
                 Parsed::Message(m) => {
                     if to_server.send(*m).await.is_err() {
                         return;
@@ -109,7 +109,7 @@ async fn read_frames<R: AsyncBufRead + Unpin>(
                     None
                 }
                 Parsed::Skip => None,
-                Parsed::Answer(a) => Some(a),
+                Parsed::Answer(a) | Parsed::Unoffered(a) => Some(a),
             },
         };
         if let Some(a) = answer {

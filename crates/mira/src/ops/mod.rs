@@ -1,9 +1,9 @@
-//! Operations: the health and Prometheus metrics HTTP server that runs beside MCP when
-//! `metrics.enabled`.
+//! Operations: the health and Prometheus metrics endpoints, on the MCP server's HTTP port and,
+//! when asked for, on a listener of their own.
 
 pub mod health;
 pub mod metrics;
 mod server;
 
 pub use metrics::{DeadLetterReason, Metrics, TimedEmbedder};
-pub use server::OpsServer;
+pub use server::{beside_mcp, OpsServer};

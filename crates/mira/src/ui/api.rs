@@ -1,16 +1,21 @@
 //! The browser's JSON API (`/ui/api/…`): each endpoint runs one use case, the one the matching
-//! MCP tool runs, on the blocking pool. Reads are `GET` with query parameters; changes are
-//! `POST` with a JSON body. Errors are `{"error": "<what to do>"}` with 400 (bad input), 404
-//! (unknown id) or 500 (mira failed).
+//! MCP tool runs, on the blocking pool, with the rights of the request's bearer token (the
+//! [`Access`] [`crate::bearer::authenticate`] put in its extensions; a request without one is
+//! refused). Reads are `GET` with query parameters; changes are `POST` with a JSON body.
+//! `GET /export` answers JSON lines (`mira export`'s format) of the wings the token reads.
+//! Errors are `{"error": "<what to do>"}` with 400 (bad input), 403 (outside the token's
+//! rights), 404 (unknown id) or 500 (mira failed).
 
 use super::{identity, page};
 use crate::ops::metrics::MetricsSummary;
+use crate::usecases::access::Access;
 use crate::usecases::{
-    archive, causal, clear, edit, pin, recall, status, store, timeline, UseCaseError, UseCaseResult,
+    archive, causal, clear, edit, link, pin, recall, status, store, timeline, transfer,
+    UseCaseError, UseCaseResult,
 };
 use crate::App;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
-use axum::extract::{Query, State};
+use axum::extract::{Extension, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -19,6 +24,8 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 type AppState = State<Arc<App>>;
+/// The caller's rights.
+type Caller = Extension<Access>;
 
 /// The API's routes, relative to `/ui/api`.
 pub fn router(app: Arc<App>) -> axum::Router {
@@ -29,11 +36,14 @@ pub fn router(app: Arc<App>) -> axum::Router {
         .route("/memory", get(get_memory))
         .route("/graph", get(get_graph))
         .route("/soul", get(get_soul))
+        .route("/export", get(get_export))
         .route("/store", post(post_store))
         .route("/forget", post(post_forget))
         .route("/archive", post(post_archive))
         .route("/restore", post(post_restore))
         .route("/pin", post(post_pin))
+        .route("/link", post(post_link))
+        .route("/unlink", post(post_unlink))
         .route("/edit", post(post_edit))
         .fallback(|| async {
             ApiError(
@@ -70,6 +80,7 @@ impl From<UseCaseError> for ApiError {
         match e {
             UseCaseError::Invalid(m) => ApiError(StatusCode::BAD_REQUEST, m),
             UseCaseError::NotFound(m) => ApiError(StatusCode::NOT_FOUND, m),
+            UseCaseError::Forbidden(m) => ApiError(StatusCode::FORBIDDEN, m),
             UseCaseError::Internal(e) => {
                 tracing::error!("memory browser: {e:#}");
                 ApiError(
@@ -110,24 +121,29 @@ struct Overview {
     metrics: MetricsSummary,
     soul: bool,
     read_only: bool,
+    /// Whether the API needs a token (the page offers to change it only then).
+    token_required: bool,
     default_budget: u32,
     max_budget: u32,
     types: Vec<&'static str>,
+    relations: Vec<&'static str>,
 }
 
-async fn get_status(State(app): AppState) -> Answer {
-    run(app, |app| {
+async fn get_status(State(app): AppState, Extension(access): Caller) -> Answer {
+    run(app, move |app| {
         Ok(Overview {
-            status: status::status(app)?,
+            status: status::status(app, &access)?,
             metrics: app.metrics.summary(),
             soul: app.config.soul.enabled,
             read_only: app.store.is_read_only(),
+            token_required: app.config.mcp.http.requires_token(),
             default_budget: app.config.allocator.default_budget,
             max_budget: recall::MAX_BUDGET,
             types: mira_core::MemoryType::ALL
                 .iter()
                 .map(|t| t.as_str())
                 .collect(),
+            relations: link::RELATIONS.iter().map(|r| r.as_str()).collect(),
         })
     })
     .await
@@ -142,7 +158,11 @@ struct RecallQuery {
     order: Option<String>,
 }
 
-async fn get_recall(State(app): AppState, q: Result<Query<RecallQuery>, QueryRejection>) -> Answer {
+async fn get_recall(
+    State(app): AppState,
+    Extension(access): Caller,
+    q: Result<Query<RecallQuery>, QueryRejection>,
+) -> Answer {
     let Query(q) = q?;
     let order = match present(q.order) {
         Some(o) => o
@@ -158,7 +178,7 @@ async fn get_recall(State(app): AppState, q: Result<Query<RecallQuery>, QueryRej
         order,
         ..recall::RecallRequest::default()
     };
-    run(app, move |app| recall::recall(app, &req)).await
+    run(app, move |app| recall::recall(app, &access, &req)).await
 }
 
 #[derive(Deserialize)]
@@ -176,10 +196,12 @@ struct TimelineQuery {
     archived: bool,
     #[serde(default)]
     superseded: bool,
+    source: Option<String>,
 }
 
 async fn get_timeline(
     State(app): AppState,
+    Extension(access): Caller,
     q: Result<Query<TimelineQuery>, QueryRejection>,
 ) -> Answer {
     let Query(q) = q?;
@@ -194,9 +216,11 @@ async fn get_timeline(
         order: q.order,
         include_archived: q.archived,
         include_superseded: q.superseded,
+        source: q.source,
+        pinned_only: false,
         now: None,
     };
-    run(app, move |app| timeline::timeline(app, &req)).await
+    run(app, move |app| timeline::timeline(app, &access, &req)).await
 }
 
 #[derive(Deserialize)]
@@ -215,19 +239,43 @@ fn required_id(id: Option<String>) -> Result<String, ApiError> {
     })
 }
 
-async fn get_memory(State(app): AppState, q: Result<Query<IdQuery>, QueryRejection>) -> Answer {
+/// A memory's page. An address that names no memory is answered for the person reading the page
+/// (the use case's message names the MCP tools that list ids).
+async fn get_memory(
+    State(app): AppState,
+    Extension(access): Caller,
+    q: Result<Query<IdQuery>, QueryRejection>,
+) -> Answer {
     let id = required_id(q?.0.id)?;
-    run(app, move |app| page::memory_page(app, &id)).await
+    if mira_core::memory::parse_id_ref(&id).is_err() {
+        return Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            format!("\u{201c}{id}\u{201d} is not a memory id: a memory's address ends with its id, 8 or more hexadecimal digits such as 81af6ada."),
+        ));
+    }
+    run(app, move |app| {
+        page::memory_page(app, &access, &id).map_err(|e| match e {
+            UseCaseError::NotFound(_) => UseCaseError::NotFound(format!(
+                "No memory has the id {id}: it may have been forgotten or cleared, or the address is mistyped."
+            )),
+            other => other,
+        })
+    })
+    .await
 }
 
-async fn get_graph(State(app): AppState, q: Result<Query<IdQuery>, QueryRejection>) -> Answer {
+async fn get_graph(
+    State(app): AppState,
+    Extension(access): Caller,
+    q: Result<Query<IdQuery>, QueryRejection>,
+) -> Answer {
     let Query(q) = q?;
     let req = causal::CausalRequest {
         id: required_id(q.id)?,
         max_depth: q.depth,
         include_consequences: true,
     };
-    run(app, move |app| causal::causal_chain(app, &req)).await
+    run(app, move |app| causal::causal_chain(app, &access, &req)).await
 }
 
 #[derive(Deserialize)]
@@ -235,7 +283,11 @@ struct AgentQuery {
     agent: Option<String>,
 }
 
-async fn get_soul(State(app): AppState, q: Result<Query<AgentQuery>, QueryRejection>) -> Answer {
+async fn get_soul(
+    State(app): AppState,
+    Extension(access): Caller,
+    q: Result<Query<AgentQuery>, QueryRejection>,
+) -> Answer {
     if !app.config.soul.enabled {
         return Err(ApiError(
             StatusCode::NOT_FOUND,
@@ -243,7 +295,42 @@ async fn get_soul(State(app): AppState, q: Result<Query<AgentQuery>, QueryReject
         ));
     }
     let agent = q?.0.agent.unwrap_or_default();
-    run(app, move |app| identity::identity(app, &agent)).await
+    run(app, move |app| identity::identity(app, &access, &agent)).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExportQuery {
+    wing: Option<String>,
+    #[serde(default)]
+    embeddings: bool,
+}
+
+/// `mira export`'s JSON lines, of one wing or of every wing the token reads.
+async fn get_export(
+    State(app): AppState,
+    Extension(access): Caller,
+    q: Result<Query<ExportQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(q) = q?;
+    let wing = present(q.wing);
+    let exported = tokio::task::spawn_blocking(move || {
+        let mut lines = Vec::new();
+        transfer::export(&app, &access, wing.as_deref(), q.embeddings, &mut lines)?;
+        Ok::<_, UseCaseError>(lines)
+    })
+    .await
+    .map_err(|e| {
+        ApiError(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the call failed unexpectedly: {e}"),
+        )
+    })??;
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/x-ndjson")],
+        exported,
+    )
+        .into_response())
 }
 
 #[derive(Deserialize)]
@@ -258,7 +345,11 @@ struct StoreBody {
     pinned: bool,
 }
 
-async fn post_store(State(app): AppState, b: Result<Json<StoreBody>, JsonRejection>) -> Answer {
+async fn post_store(
+    State(app): AppState,
+    Extension(access): Caller,
+    b: Result<Json<StoreBody>, JsonRejection>,
+) -> Answer {
     let Json(b) = b?;
     let req = store::StoreRequest {
         content: b.content,
@@ -268,7 +359,7 @@ async fn post_store(State(app): AppState, b: Result<Json<StoreBody>, JsonRejecti
         pinned: b.pinned,
         ..store::StoreRequest::default()
     };
-    run(app, move |app| store::store(app, req)).await
+    run(app, move |app| store::store(app, &access, req)).await
 }
 
 #[derive(Deserialize)]
@@ -277,22 +368,34 @@ struct IdBody {
     id: String,
 }
 
-async fn post_forget(State(app): AppState, b: Result<Json<IdBody>, JsonRejection>) -> Answer {
+async fn post_forget(
+    State(app): AppState,
+    Extension(access): Caller,
+    b: Result<Json<IdBody>, JsonRejection>,
+) -> Answer {
     let Json(b) = b?;
-    run(app, move |app| clear::forget(app, &b.id)).await
+    run(app, move |app| clear::forget(app, &access, &b.id)).await
 }
 
-async fn post_archive(State(app): AppState, b: Result<Json<IdBody>, JsonRejection>) -> Answer {
+async fn post_archive(
+    State(app): AppState,
+    Extension(access): Caller,
+    b: Result<Json<IdBody>, JsonRejection>,
+) -> Answer {
     let req = archive::ArchiveRequest {
         ids: vec![b?.0.id],
         ..archive::ArchiveRequest::default()
     };
-    run(app, move |app| archive::archive(app, &req)).await
+    run(app, move |app| archive::archive(app, &access, &req)).await
 }
 
-async fn post_restore(State(app): AppState, b: Result<Json<IdBody>, JsonRejection>) -> Answer {
+async fn post_restore(
+    State(app): AppState,
+    Extension(access): Caller,
+    b: Result<Json<IdBody>, JsonRejection>,
+) -> Answer {
     let ids = vec![b?.0.id];
-    run(app, move |app| archive::unarchive(app, &ids)).await
+    run(app, move |app| archive::unarchive(app, &access, &ids)).await
 }
 
 #[derive(Deserialize)]
@@ -302,9 +405,52 @@ struct PinBody {
     pinned: bool,
 }
 
-async fn post_pin(State(app): AppState, b: Result<Json<PinBody>, JsonRejection>) -> Answer {
+async fn post_pin(
+    State(app): AppState,
+    Extension(access): Caller,
+    b: Result<Json<PinBody>, JsonRejection>,
+) -> Answer {
     let Json(b) = b?;
-    run(app, move |app| pin::set_pinned(app, &b.id, b.pinned)).await
+    run(app, move |app| {
+        pin::set_pinned(app, &access, &b.id, b.pinned)
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinkBody {
+    from: String,
+    to: String,
+    relation: Option<String>,
+}
+
+impl From<LinkBody> for link::LinkRequest {
+    fn from(b: LinkBody) -> Self {
+        link::LinkRequest {
+            from: b.from,
+            to: b.to,
+            relation: present(b.relation),
+        }
+    }
+}
+
+async fn post_link(
+    State(app): AppState,
+    Extension(access): Caller,
+    b: Result<Json<LinkBody>, JsonRejection>,
+) -> Answer {
+    let req = link::LinkRequest::from(b?.0);
+    run(app, move |app| link::link(app, &access, &req)).await
+}
+
+async fn post_unlink(
+    State(app): AppState,
+    Extension(access): Caller,
+    b: Result<Json<LinkBody>, JsonRejection>,
+) -> Answer {
+    let req = link::LinkRequest::from(b?.0);
+    run(app, move |app| link::unlink(app, &access, &req)).await
 }
 
 #[derive(Deserialize)]
@@ -317,7 +463,11 @@ struct EditBody {
     memory_type: Option<String>,
 }
 
-async fn post_edit(State(app): AppState, b: Result<Json<EditBody>, JsonRejection>) -> Answer {
+async fn post_edit(
+    State(app): AppState,
+    Extension(access): Caller,
+    b: Result<Json<EditBody>, JsonRejection>,
+) -> Answer {
     let Json(b) = b?;
     let req = edit::EditRequest {
         id: b.id,
@@ -325,5 +475,5 @@ async fn post_edit(State(app): AppState, b: Result<Json<EditBody>, JsonRejection
         room: b.room,
         memory_type: b.memory_type,
     };
-    run(app, move |app| edit::edit(app, &req)).await
+    run(app, move |app| edit::edit(app, &access, &req)).await
 }

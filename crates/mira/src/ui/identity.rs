@@ -2,6 +2,7 @@
 //! and how far each version drifted from the one before it (what the drift chart draws),
 //! measured as `soul_drift` measures two versions.
 
+use crate::usecases::access::Access;
 use crate::usecases::{soul, UseCaseResult};
 use crate::App;
 use mira_soul::service::{StatusOutcome, VersionEntry};
@@ -33,8 +34,9 @@ pub struct IdentityView {
     pub versions: Vec<VersionDrift>,
 }
 
-/// The identity of `agent`.
-pub fn identity(app: &App, agent: &str) -> UseCaseResult<IdentityView> {
+/// The identity of `agent` (identities belong to no wing: `access` must read every wing).
+pub fn identity(app: &App, access: &Access, agent: &str) -> UseCaseResult<IdentityView> {
+    access.check_read_all("read SOUL's identities (they belong to no wing)")?;
     let status = soul::status(app, agent)?;
     let history = soul::history(app, &status.agent_id, Some(VERSIONS_SHOWN as i64))?;
     let threshold = soul::settings(&app.config.soul).drift_threshold;

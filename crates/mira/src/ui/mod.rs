@@ -4,7 +4,8 @@
 //!
 //! The page is plain HTML, CSS and JavaScript embedded in the binary (`assets/`), with no
 //! build step and nothing fetched from the network. Safety: the API takes the HTTP transport's
-//! bearer token (`mcp.http.auth_token`) when one is set; on a loopback address only loopback
+//! bearer tokens (`mcp.http.auth_token`, the scoped `mcp.http.tokens`: each request has the
+//! rights of its token) when any is set; on a loopback address only loopback
 //! host names are answered (no DNS rebinding); a request that changes something must carry a
 //! JSON body and, when its browser names an origin, come from the page's own origin (no
 //! cross-site request can do both); every response carries a Content-Security-Policy that
@@ -17,6 +18,7 @@ mod guard;
 mod identity;
 mod page;
 
+use crate::bearer::Credentials;
 use crate::App;
 use anyhow::{Context, Result};
 use std::net::SocketAddr;
@@ -25,10 +27,10 @@ use std::sync::Arc;
 /// Where the page lives.
 pub const PATH: &str = "/ui/";
 
-/// The browser's routes (page, assets and API under `/ui`) for an app served on `addr`, with
-/// the API protected by `token` when it is set.
-pub fn router(app: Arc<App>, addr: SocketAddr, token: Option<&str>) -> axum::Router {
-    let api = crate::bearer::protect(api::router(app), token, "mcp.http.auth_token");
+/// The browser's routes (page, assets and API under `/ui`) for an app served on `addr`, each
+/// API request with the rights of the token it presents (`credentials`).
+pub fn router(app: Arc<App>, addr: SocketAddr, credentials: Arc<Credentials>) -> axum::Router {
+    let api = crate::bearer::authenticate(api::router(app), credentials);
     assets::router()
         .nest("/ui/api", api)
         .layer(axum::middleware::from_fn_with_state(
@@ -37,15 +39,10 @@ pub fn router(app: Arc<App>, addr: SocketAddr, token: Option<&str>) -> axum::Rou
         ))
 }
 
-/// `mira ui`: serves the browser alone on `addr` until the process is interrupted, then saves
-/// the vector index. A non-loopback address is refused unless a token is set.
-pub fn serve(app: Arc<App>, addr: SocketAddr) -> Result<()> {
-    let token = app.config.mcp.http.token().map(str::to_owned);
-    if !addr.ip().is_loopback() && token.is_none() {
-        anyhow::bail!(
-            "mira ui on {addr} would let anyone on the network read and delete memories: set mcp.http.auth_token in the config, or listen on 127.0.0.1"
-        );
-    }
+/// `mira ui`: serves the browser alone on `listener` (bound by `crate::serving::listen_for_clients`) until the process is
+/// interrupted, then saves the vector index.
+pub fn serve(app: Arc<App>, listener: std::net::TcpListener) -> Result<()> {
+    let credentials = Arc::new(Credentials::of(&app.config.mcp.http));
     crate::serving::run_server(app.clone(), "mira-ui", async move {
         let loader = app.clone();
         tokio::task::spawn_blocking(move || {
@@ -53,18 +50,17 @@ pub fn serve(app: Arc<App>, addr: SocketAddr) -> Result<()> {
                 tracing::warn!("embedding model not loaded: {e:#}");
             }
         });
+        let listener =
+            tokio::net::TcpListener::from_std(listener).context("cannot serve on the listener")?;
+        let local = listener
+            .local_addr()
+            .context("cannot read the listening address")?;
         let routes = axum::Router::new()
             .route(
                 "/",
                 axum::routing::get(|| async { axum::response::Redirect::to(PATH) }),
             )
-            .merge(router(app, addr, token.as_deref()));
-        let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
-            format!("cannot listen on {addr} (--addr): is another server using it?")
-        })?;
-        let local = listener
-            .local_addr()
-            .context("cannot read the listening address")?;
+            .merge(router(app, local, credentials));
         // stdout stays unused; this line is how people (and tests) find the page.
         eprintln!("mira: memory browser on http://{local}{PATH}");
         axum::serve(listener, routes)

@@ -2,6 +2,7 @@
 //! pin, when it was stored, the memories it links to, its supersession chain), each linked
 //! memory with its one-line summary.
 
+use crate::usecases::access::Access;
 use crate::usecases::timeline::summary;
 use crate::usecases::{load, UseCaseResult};
 use crate::App;
@@ -67,13 +68,15 @@ fn later_versions(app: &App, m: &Memory) -> UseCaseResult<Vec<Memory>> {
     Ok(out)
 }
 
-/// The page of memory `raw_id` (any printed id form or unique prefix).
-pub fn memory_page(app: &App, raw_id: &str) -> UseCaseResult<Value> {
-    let loaded = load::load(app, raw_id)?;
+/// The page of memory `raw_id` (any printed id form or unique prefix), with the memories
+/// around it that `access` may read.
+pub fn memory_page(app: &App, access: &Access, raw_id: &str) -> UseCaseResult<Value> {
+    let loaded = load::load(app, access, raw_id)?;
     let m = &loaded.memory;
     let meta = &loaded.facts;
     let earlier = earlier_versions(app, m.id)?;
-    let later = later_versions(app, m)?;
+    let mut later = later_versions(app, m)?;
+    later.retain(|v| access.may_read(&v.wing));
     let linked: Vec<MemoryId> = loaded
         .causes
         .iter()
@@ -81,7 +84,8 @@ pub fn memory_page(app: &App, raw_id: &str) -> UseCaseResult<Value> {
         .map(|e| e.other)
         .chain(earlier.iter().copied())
         .collect();
-    let others: HashMap<MemoryId, Memory> = app.store.memories(&linked)?;
+    let mut others: HashMap<MemoryId, Memory> = app.store.memories(&linked)?;
+    others.retain(|_, o| access.may_read(&o.wing));
     let lines = |ids: &mut dyn Iterator<Item = MemoryId>| -> Vec<Value> {
         ids.filter_map(|id| others.get(&id).map(line)).collect()
     };
@@ -93,7 +97,7 @@ pub fn memory_page(app: &App, raw_id: &str) -> UseCaseResult<Value> {
         "pinned": meta.pinned,
         "stored_at": stored_at,
         "fingerprint_text": mira_core::render::fingerprint_text(m),
-        "replaced_slot": load::replaced_slot(app, &loaded)?,
+        "replaced_slot": load::replaced_slot(app, access, &loaded)?,
         "linked": lines(&mut linked.iter().copied()),
         "earlier_versions": lines(&mut earlier.iter().copied()),
         "later_versions": later.iter().map(line).collect::<Vec<_>>(),

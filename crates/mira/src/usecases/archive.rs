@@ -5,12 +5,15 @@
 //! timeline with `include_archived`). An archive run also purges the overlap cache entries older
 //! than `overlap_cache.ttl_days`.
 
+use super::access::Access;
 use super::timeline::{rfc3339, summary};
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::webhooks::{EventKind, MemoryEvent};
 use crate::App;
 use chrono::{DateTime, Duration, Utc};
 use mira_core::memory::{Memory, MemoryId, MemoryType};
+use mira_core::render::short_id;
+use mira_core::text::plural;
 use mira_store::{ArchiveMatch, ArchivePlan, ArchiveRule};
 use serde::Serialize;
 use std::fmt::Write;
@@ -30,7 +33,7 @@ pub const AGEING: [MemoryType; 2] = [MemoryType::SessionNote, MemoryType::DebugL
 pub struct ArchiveRequest {
     /// Archive session notes and debug logs older than this many days.
     pub older_than_days: Option<i64>,
-    /// Archive these memories (`<uuid>` or `T0:<uuid>`).
+    /// Archive these memories (short ids, longer prefixes, `<uuid>` or `T0:<uuid>`).
     pub ids: Vec<String>,
     /// Report what would be archived without changing anything.
     pub dry_run: bool,
@@ -39,7 +42,7 @@ pub struct ArchiveRequest {
 }
 
 /// One criterion of an archive run and how many memories it selected.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RuleCount {
     /// The type it applies to (every type when absent).
     pub memory_type: Option<MemoryType>,
@@ -50,7 +53,7 @@ pub struct RuleCount {
 }
 
 /// A memory archived (or restored).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ArchivedItem {
     /// Its id.
     pub id: MemoryId,
@@ -62,13 +65,14 @@ pub struct ArchivedItem {
     pub summary: String,
     /// When it was created (RFC 3339 in JSON).
     #[serde(serialize_with = "rfc3339")]
+    #[schemars(with = "String")]
     pub created_at: DateTime<Utc>,
     /// T0 tokens.
     pub tokens: u32,
 }
 
 /// What an archive run did (or, for a dry run, would do).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ArchiveOutcome {
     /// Whether nothing was changed.
     pub dry_run: bool,
@@ -85,7 +89,7 @@ pub struct ArchiveOutcome {
 }
 
 /// What an un-archive did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct UnarchiveOutcome {
     /// The memories restored to recall and the index.
     pub restored: Vec<ArchivedItem>,
@@ -104,8 +108,13 @@ fn item(m: &Memory) -> ArchivedItem {
     }
 }
 
-/// Parses and de-duplicates ids; every one must exist. Returns them with the archived flag.
-fn existing(app: &App, raw: &[String]) -> UseCaseResult<Vec<(MemoryId, bool)>> {
+/// Parses and de-duplicates ids; every one must exist, in a wing `allowed` accepts. Returns
+/// them with the archived flag.
+fn existing(
+    app: &App,
+    raw: &[String],
+    allowed: impl Fn(&str) -> UseCaseResult<()>,
+) -> UseCaseResult<Vec<(MemoryId, bool)>> {
     if raw.len() > MAX_IDS {
         return Err(UseCaseError::Invalid(format!(
             "{} ids given; the limit is {MAX_IDS} per call: split the list",
@@ -123,6 +132,7 @@ fn existing(app: &App, raw: &[String]) -> UseCaseResult<Vec<(MemoryId, bool)>> {
                 "no memory has id {id}: take ids from mira_recall or mira_timeline (nothing was changed)"
             ))
         })?;
+        allowed(&loaded.memory.wing)?;
         out.push((id, loaded.memory.archived));
     }
     Ok(out)
@@ -145,10 +155,12 @@ fn cutoff(now: DateTime<Utc>, days: u32) -> i64 {
 }
 
 /// Archives by thresholds, age or ids (see [`ArchiveRequest`]), then removes the archived
-/// memories from the vector index.
-pub fn archive(app: &App, req: &ArchiveRequest) -> UseCaseResult<ArchiveOutcome> {
+/// memories from the vector index. `access` must be allowed destructive calls; ids must be in
+/// wings it writes to, and thresholds and ages apply to those wings only.
+pub fn archive(app: &App, access: &Access, req: &ArchiveRequest) -> UseCaseResult<ArchiveOutcome> {
     let now = req.now.unwrap_or_else(Utc::now);
-    let ids = existing(app, &req.ids)?;
+    access.check_destructive("archive memories")?;
+    let ids = existing(app, &req.ids, |w| access.check_remove("archive", w))?;
     let mut rules: Vec<(Option<MemoryType>, u32)> = Vec::new();
     if let Some(days) = req.older_than_days {
         if !(1..=MAX_OLDER_THAN_DAYS).contains(&days) {
@@ -165,6 +177,7 @@ pub fn archive(app: &App, req: &ArchiveRequest) -> UseCaseResult<ArchiveOutcome>
         );
     }
     let plan = ArchivePlan {
+        wings: access.writable_list(),
         rules: rules
             .iter()
             .map(|&(memory_type, days)| ArchiveRule {
@@ -182,6 +195,9 @@ pub fn archive(app: &App, req: &ArchiveRequest) -> UseCaseResult<ArchiveOutcome>
     };
     let report = app.store.archive(&plan, req.dry_run)?;
     if !req.dry_run {
+        if !report.archived.is_empty() {
+            access.audit(&format!("archived {} memories", report.archived.len()));
+        }
         app.sync_index();
         app.emit(|| {
             report
@@ -235,13 +251,17 @@ pub fn archive(app: &App, req: &ArchiveRequest) -> UseCaseResult<ArchiveOutcome>
 
 /// Un-archives these memories and puts them back in the vector index. Unknown ids are refused
 /// (nothing is changed); ids that are not archived are reported and left as they are.
-pub fn unarchive(app: &App, raw_ids: &[String]) -> UseCaseResult<UnarchiveOutcome> {
+pub fn unarchive(
+    app: &App,
+    access: &Access,
+    raw_ids: &[String],
+) -> UseCaseResult<UnarchiveOutcome> {
     if raw_ids.is_empty() {
         return Err(UseCaseError::Invalid(
             "no id given: pass the ids of archived memories (mira_timeline with include_archived lists them)".into(),
         ));
     }
-    let ids = existing(app, raw_ids)?;
+    let ids = existing(app, raw_ids, |w| access.check_write(w))?;
     let targets: Vec<MemoryId> = ids
         .iter()
         .filter(|(_, archived)| *archived)
@@ -278,12 +298,12 @@ fn type_label(t: MemoryType) -> &'static str {
 fn item_line(out: &mut String, i: &ArchivedItem) {
     let _ = writeln!(
         out,
-        "  [{}] {} ({}, {}) (ID: T0:{})",
+        "  {} [{}] {} ({}, {})",
+        short_id(i.id),
         i.memory_type,
         i.summary,
         i.wing,
         i.created_at.format("%Y-%m-%d"),
-        i.id
     );
 }
 
@@ -307,13 +327,13 @@ pub fn render_text(o: &ArchiveOutcome) -> String {
     }
     let _ = writeln!(
         out,
-        "{} {} tokens",
+        "{} {}",
         if o.dry_run {
             "Would free:"
         } else {
             "Total freed:"
         },
-        o.tokens_freed
+        plural(o.tokens_freed, "token", "tokens")
     );
     if !o.items.is_empty() {
         out.push_str(if o.dry_run {
@@ -326,7 +346,7 @@ pub fn render_text(o: &ArchiveOutcome) -> String {
         }
     }
     for id in &o.already_archived {
-        let _ = writeln!(out, "Already archived: T0:{id}");
+        let _ = writeln!(out, "Already archived: {}", short_id(*id));
     }
     let _ = writeln!(
         out,
@@ -339,12 +359,15 @@ pub fn render_text(o: &ArchiveOutcome) -> String {
 
 /// The text form of an un-archive.
 pub fn render_unarchive_text(o: &UnarchiveOutcome) -> String {
-    let mut out = format!("Unarchived {} memories:\n", o.restored.len());
+    let mut out = format!(
+        "Unarchived {}:\n",
+        plural(o.restored.len() as u64, "memory", "memories")
+    );
     for i in &o.restored {
         item_line(&mut out, i);
     }
     for id in &o.not_archived {
-        let _ = writeln!(out, "Not archived (unchanged): T0:{id}");
+        let _ = writeln!(out, "Not archived (unchanged): {}", short_id(*id));
     }
     out
 }

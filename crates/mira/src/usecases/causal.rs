@@ -5,11 +5,13 @@
 //! memory reachable along several paths appears once, at its smallest depth, under the first
 //! memory that reached it.
 
-use super::timeline::{rfc3339, summary};
-use super::{validate, UseCaseError, UseCaseResult};
+use super::access::Access;
+use super::timeline::{marks, rfc3339, summary};
+use super::{load, UseCaseError, UseCaseResult};
 use crate::App;
 use chrono::{DateTime, Utc};
 use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
+use mira_core::render::short_id;
 use serde::Serialize;
 use std::collections::{HashSet, VecDeque};
 use std::fmt::Write;
@@ -24,7 +26,7 @@ pub const MAX_NODES: usize = 500;
 /// A causal chain request.
 #[derive(Debug, Clone, Default)]
 pub struct CausalRequest {
-    /// The memory (`<uuid>` or `T0:<uuid>`).
+    /// The memory: its short id, a longer prefix, the UUID or `T0:<uuid>`.
     pub id: String,
     /// How many edges to follow, 1-10 (default 3).
     pub max_depth: Option<i64>,
@@ -33,7 +35,7 @@ pub struct CausalRequest {
 }
 
 /// A memory of a chain (the start, or one step).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ChainNode {
     /// Its id.
     pub id: MemoryId,
@@ -43,6 +45,7 @@ pub struct ChainNode {
     pub summary: String,
     /// When it was created (RFC 3339 in JSON).
     #[serde(serialize_with = "rfc3339")]
+    #[schemars(with = "String")]
     pub created_at: DateTime<Utc>,
     /// Whether it is archived.
     pub archived: bool,
@@ -51,7 +54,7 @@ pub struct ChainNode {
 }
 
 /// One step of a chain: a memory reached through one edge.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ChainStep {
     /// The memory reached.
     pub node: ChainNode,
@@ -61,12 +64,12 @@ pub struct ChainStep {
     pub via: MemoryId,
     /// The relation of the edge (always read older → newer: the cause → its consequence).
     pub relation: RelationType,
-    /// The edge's confidence in [0, 1].
-    pub confidence: f32,
+    /// The edge's confidence in [0, 1] (to 3 decimals).
+    pub confidence: f64,
 }
 
 /// The result of a causal chain search.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct CausalChain {
     /// The start.
     pub start: ChainNode,
@@ -94,6 +97,7 @@ fn node(m: &Memory) -> ChainNode {
 /// Breadth-first search from `start` over causes (`upstream`) or consequences.
 fn bfs(
     app: &App,
+    access: &Access,
     start: MemoryId,
     max_depth: u32,
     upstream: bool,
@@ -123,12 +127,16 @@ fn bfs(
             let Some(other) = app.store.load(e.other)? else {
                 continue;
             };
+            // A link into a wing the caller may not read is not shown, nor followed.
+            if !access.may_read(&other.memory.wing) {
+                continue;
+            }
             steps.push(ChainStep {
                 node: node(&other.memory),
                 depth: depth + 1,
                 via: id,
                 relation: e.relation,
-                confidence: e.confidence as f32,
+                confidence: load::rounded(e.confidence),
             });
             queue.push_back((e.other, depth + 1));
         }
@@ -136,9 +144,8 @@ fn bfs(
     Ok((steps, false))
 }
 
-/// The causal chain of a memory.
-pub fn causal_chain(app: &App, req: &CausalRequest) -> UseCaseResult<CausalChain> {
-    let id = validate::memory_id(&*app.store, &req.id)?;
+/// The causal chain of a memory, through the wings `access` may read.
+pub fn causal_chain(app: &App, access: &Access, req: &CausalRequest) -> UseCaseResult<CausalChain> {
     let depth = req.max_depth.unwrap_or(DEFAULT_DEPTH);
     if !(1..=MAX_DEPTH).contains(&depth) {
         return Err(UseCaseError::Invalid(format!(
@@ -146,14 +153,11 @@ pub fn causal_chain(app: &App, req: &CausalRequest) -> UseCaseResult<CausalChain
         )));
     }
     let depth = depth as u32;
-    let start = app.store.load(id)?.ok_or_else(|| {
-        UseCaseError::NotFound(format!(
-            "no memory has id {id}: take ids from mira_recall or mira_timeline (it may have been cleared)"
-        ))
-    })?;
-    let (causes, mut truncated) = bfs(app, id, depth, true)?;
+    let start = load::load(app, access, &req.id)?;
+    let id = start.memory.id;
+    let (causes, mut truncated) = bfs(app, access, id, depth, true)?;
     let consequences = if req.include_consequences {
-        let (steps, t) = bfs(app, id, depth, false)?;
+        let (steps, t) = bfs(app, access, id, depth, false)?;
         truncated |= t;
         Some(steps)
     } else {
@@ -168,20 +172,16 @@ pub fn causal_chain(app: &App, req: &CausalRequest) -> UseCaseResult<CausalChain
     })
 }
 
+/// `<short id> [<type>] <summary> (<YYYY-MM-DD>)` and its marks.
 fn node_text(n: &ChainNode) -> String {
-    let mut s = format!(
-        "[{}] {} ({})",
+    format!(
+        "{} [{}] {} ({}){}",
+        short_id(n.id),
         n.memory_type,
         n.summary,
-        n.created_at.format("%Y-%m-%d")
-    );
-    if n.archived {
-        s.push_str(" [archived]");
-    }
-    if let Some(by) = n.superseded_by {
-        let _ = write!(s, " [superseded by T0:{by}]");
-    }
-    s
+        n.created_at.format("%Y-%m-%d"),
+        marks(n.archived, n.superseded_by)
+    )
 }
 
 /// Writes `steps` as a tree: each step under the memory it was reached from, indented by two
@@ -190,28 +190,22 @@ fn write_tree(out: &mut String, steps: &[ChainStep], parent: MemoryId, depth: u3
     for s in steps.iter().filter(|s| s.via == parent && s.depth == depth) {
         let _ = writeln!(
             out,
-            "{}→ {} — {} {:.2} (ID: T0:{})",
+            "{}→ {} — {} {:.2}",
             "  ".repeat(depth.saturating_sub(1) as usize),
             node_text(&s.node),
             s.relation,
             s.confidence,
-            s.node.id
         );
         write_tree(out, steps, s.node.id, depth + 1);
     }
 }
 
 /// The text form: `=== CAUSAL CHAIN (Upstream) ===`, the start, one
-/// `→ [type] summary (YYYY-MM-DD) — <relation> <confidence> (ID: T0:<uuid>)` line per cause
+/// `→ <short id> [type] summary (YYYY-MM-DD) — <relation> <confidence>` line per cause
 /// (indented by depth), then `=== CONSEQUENCES (Downstream) ===` the same way when asked for.
 pub fn render_text(c: &CausalChain) -> String {
     let mut out = String::from("=== CAUSAL CHAIN (Upstream) ===\n");
-    let _ = writeln!(
-        out,
-        "Start: {} (ID: T0:{})",
-        node_text(&c.start),
-        c.start.id
-    );
+    let _ = writeln!(out, "Start: {}", node_text(&c.start));
     if c.causes.is_empty() {
         out.push_str("(no causes recorded)\n");
     }

@@ -11,16 +11,19 @@
 //! no confirmation round trip, and an LLM asked to forget one thing cannot widen it to a room by
 //! a wrong `mode`.
 
+use super::access::Access;
 use super::timeline::summary;
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::webhooks::{EventKind, MemoryEvent};
 use crate::App;
-use mira_core::memory::MemoryId;
+use mira_core::memory::{Memory, MemoryId};
+use mira_core::render::short_id;
+use mira_core::text::plural;
 use mira_store::{DeleteCounts, DeleteScope};
 use serde::Serialize;
 
 /// What a clear covers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ClearScope {
     /// Every memory (reference `mode: global`).
@@ -105,6 +108,19 @@ impl ClearScope {
         }
     }
 
+    /// Refuses unless `access` may remove the memories of this scope.
+    fn check(&self, access: &Access) -> UseCaseResult<()> {
+        match self {
+            ClearScope::All => {
+                access.check_write_all("clear every wing")?;
+                access.check_destructive("clear every wing")
+            }
+            ClearScope::Wing { wing } | ClearScope::Room { wing, .. } => {
+                access.check_remove("clear", wing)
+            }
+        }
+    }
+
     fn describe(&self) -> String {
         match self {
             ClearScope::All => "every wing".into(),
@@ -145,11 +161,10 @@ pub fn preview(app: &App, scope: &ClearScope) -> UseCaseResult<ClearPreview> {
 /// The text form of a preview, for the command line (`--yes` confirms).
 pub fn render_preview_text(p: &ClearPreview) -> String {
     format!(
-        "Clearing {} would permanently delete {} memories ({} causal edges, {} tags). Nothing was deleted: run the same command with --yes to delete them.\n",
+        "Clearing {} would permanently delete {}. Nothing was deleted: run the same command with --yes to delete {}.\n",
         p.scope.describe(),
-        p.memories,
-        p.edges,
-        p.tags
+        counts(p.memories, p.edges, p.tags),
+        if p.memories == 1 { "it" } else { "them" }
     )
 }
 
@@ -164,7 +179,7 @@ pub struct ClearRequest {
 }
 
 /// What a clear or forget deleted.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ClearOutcome {
     /// The scope cleared.
     pub scope: ClearScope,
@@ -183,7 +198,7 @@ pub struct ClearOutcome {
 }
 
 /// What a forget deleted.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ForgetOutcome {
     /// The memory forgotten.
     pub id: MemoryId,
@@ -208,21 +223,25 @@ fn delete(app: &App, scope: &DeleteScope) -> UseCaseResult<DeleteCounts> {
 
 /// Clears a scope permanently. Without `confirm`, deletes nothing and returns
 /// [`UseCaseError::Invalid`] with the counts that would be deleted and how to confirm.
-pub fn clear(app: &App, req: &ClearRequest) -> UseCaseResult<ClearOutcome> {
+pub fn clear(app: &App, access: &Access, req: &ClearRequest) -> UseCaseResult<ClearOutcome> {
     let scope = req.scope.clone().validated()?;
+    scope.check(access)?;
     let store_scope = scope.store_scope();
     if !req.confirm {
         let p = preview(app, &scope)?;
         return Err(UseCaseError::Invalid(format!(
-            "clearing {} would permanently delete {} memories ({} causal edges, {} tags); nothing was deleted. \
+            "clearing {} would permanently delete {}; nothing was deleted. \
              To proceed, repeat the call with confirm: true",
             scope.describe(),
-            p.memories,
-            p.edges,
-            p.tags
+            counts(p.memories, p.edges, p.tags)
         )));
     }
     let c = delete(app, &store_scope)?;
+    access.audit(&format!(
+        "cleared {} ({} memories)",
+        scope.describe(),
+        c.ids.len()
+    ));
     app.emit(|| {
         let (wing, room) = match &scope {
             ClearScope::All => (None, None),
@@ -245,56 +264,109 @@ pub fn clear(app: &App, req: &ClearRequest) -> UseCaseResult<ClearOutcome> {
     })
 }
 
-/// Forgets one memory permanently (any printed id form): it never comes back from recall,
-/// timeline, load, lexical search or the index, also after a restart.
-pub fn forget(app: &App, raw_id: &str) -> UseCaseResult<ForgetOutcome> {
+/// What forgetting memory `raw_id` would delete (nothing is deleted): the memory and the tags
+/// and causal edges that go with it.
+pub fn forget_preview(app: &App, access: &Access, raw_id: &str) -> UseCaseResult<ForgetOutcome> {
+    let m = to_forget(app, access, raw_id)?;
+    let c = app.store.delete_preview(&DeleteScope::Memory(m.id))?;
+    Ok(forgotten(&m, &c))
+}
+
+/// The memory `raw_id` names, which must exist, in a wing `access` may remove from.
+fn to_forget(app: &App, access: &Access, raw_id: &str) -> UseCaseResult<Memory> {
     let id = validate::memory_id(&*app.store, raw_id)?;
-    let not_found = || {
-        UseCaseError::NotFound(format!(
-            "no memory has id {id}: take ids from mira_recall or mira_timeline (it may already be forgotten)"
-        ))
-    };
-    let loaded = app.store.load(id)?.ok_or_else(not_found)?;
-    let c = delete(app, &DeleteScope::Memory(id))?;
-    if c.ids.is_empty() {
-        return Err(not_found());
-    }
-    let m = &loaded.memory;
-    app.emit(|| vec![MemoryEvent::about(EventKind::Cleared, m)]);
-    Ok(ForgetOutcome {
-        id,
+    let m = app
+        .store
+        .memories(&[id])?
+        .remove(&id)
+        .ok_or_else(|| not_forgettable(id))?;
+    access.check_remove("forget", &m.wing)?;
+    Ok(m)
+}
+
+fn not_forgettable(id: MemoryId) -> UseCaseError {
+    UseCaseError::NotFound(format!(
+        "no memory has id {id}: take ids from mira_recall or mira_timeline (it may already be forgotten)"
+    ))
+}
+
+/// What forgetting `m` deletes, with `c` the counts of its deletion.
+fn forgotten(m: &Memory, c: &DeleteCounts) -> ForgetOutcome {
+    ForgetOutcome {
+        id: m.id,
         memory_type: m.memory_type,
         wing: m.wing.clone(),
         summary: summary(m),
         edges: c.edges,
         tags: c.tags,
-    })
+    }
+}
+
+/// What forgetting deletes, as a question or a refusal names it: `<short id> ([<type>]
+/// <summary>, wing <w>) with its <n> tags and <m> causal edges`.
+pub fn render_forget_target(o: &ForgetOutcome) -> String {
+    format!(
+        "{} ([{}] {}, wing {}) with its {} and {}",
+        short_id(o.id),
+        o.memory_type,
+        o.summary,
+        o.wing,
+        plural(o.tags, "tag", "tags"),
+        plural(o.edges, "causal edge", "causal edges")
+    )
+}
+
+/// Forgets one memory permanently (any printed id form): it never comes back from recall,
+/// timeline, load, lexical search or the index, also after a restart.
+pub fn forget(app: &App, access: &Access, raw_id: &str) -> UseCaseResult<ForgetOutcome> {
+    let m = to_forget(app, access, raw_id)?;
+    let c = delete(app, &DeleteScope::Memory(m.id))?;
+    if c.ids.is_empty() {
+        return Err(not_forgettable(m.id));
+    }
+    access.audit(&format!("forgot memory {} of wing '{}'", m.id, m.wing));
+    app.emit(|| vec![MemoryEvent::about(EventKind::Cleared, &m)]);
+    Ok(forgotten(&m, &c))
+}
+
+/// `3 memories (2 causal edges, 1 tag)`.
+fn counts(memories: u64, edges: u64, tags: u64) -> String {
+    format!(
+        "{} ({}, {})",
+        plural(memories, "memory", "memories"),
+        plural(edges, "causal edge", "causal edges"),
+        plural(tags, "tag", "tags")
+    )
 }
 
 /// The text form of a clear: `All memories have been permanently deleted.` or
 /// `Cleared <n> memories in wing '<w>' / room '<r>'.`, then the counts.
 pub fn render_text(o: &ClearOutcome) -> String {
+    let cleared = plural(o.memories, "memory", "memories");
     let head = match &o.scope {
         ClearScope::All => "All memories have been permanently deleted.".to_owned(),
-        ClearScope::Wing { wing } => format!(
-            "Cleared {} memories in wing '{wing}' (all rooms).",
-            o.memories
-        ),
-        ClearScope::Room { wing, room } => format!(
-            "Cleared {} memories in wing '{wing}' / room '{room}'.",
-            o.memories
-        ),
+        ClearScope::Wing { wing } => format!("Cleared {cleared} in wing '{wing}' (all rooms)."),
+        ClearScope::Room { wing, room } => {
+            format!("Cleared {cleared} in wing '{wing}' / room '{room}'.")
+        }
     };
     format!(
-        "{head}\nDeleted: {} memories, {} causal edges, {} tags, {} overlap cache entries ({} tokens).\n",
-        o.memories, o.edges, o.tags, o.overlap_entries, o.tokens
+        "{head}\nDeleted: {cleared}, {}, {}, {} ({}).\n",
+        plural(o.edges, "causal edge", "causal edges"),
+        plural(o.tags, "tag", "tags"),
+        plural(
+            o.overlap_entries,
+            "overlap cache entry",
+            "overlap cache entries"
+        ),
+        plural(o.tokens, "token", "tokens")
     )
 }
 
-/// The text form of a forget.
+/// The text form of a forget: what was deleted.
 pub fn render_forget_text(o: &ForgetOutcome) -> String {
     format!(
-        "Forgot T0:{} ([{}] {}, wing {}): deleted with its fingerprint, embedding, {} tags and {} causal edges.\n",
-        o.id, o.memory_type, o.summary, o.wing, o.tags, o.edges
+        "Forgot {}, fingerprint and embedding: deleted for good.\n",
+        render_forget_target(o)
     )
 }

@@ -2,7 +2,8 @@
 //! (a correction is a new memory that supersedes it); what is derived from the type (the
 //! fingerprint, its tags, the section costs) is derived again, as a store would.
 
-use super::{validate, UseCaseError, UseCaseResult};
+use super::access::Access;
+use super::{load, validate, UseCaseError, UseCaseResult};
 use crate::App;
 use mira_core::memory::{MemoryId, MemoryType};
 use mira_core::{fingerprint, render, tokens};
@@ -41,8 +42,9 @@ fn given(s: &Option<String>) -> Option<&str> {
     s.as_deref().map(str::trim).filter(|s| !s.is_empty())
 }
 
-/// Files memory `req.id` under the requested wing, room and type.
-pub fn edit(app: &App, req: &EditRequest) -> UseCaseResult<EditOutcome> {
+/// Files memory `req.id` under the requested wing, room and type (`access` must write to its
+/// wing, and to the new one).
+pub fn edit(app: &App, access: &Access, req: &EditRequest) -> UseCaseResult<EditOutcome> {
     let (wing, room, memory_type) = (given(&req.wing), given(&req.room), given(&req.memory_type));
     if wing.is_none() && room.is_none() && memory_type.is_none() {
         return Err(UseCaseError::Invalid(
@@ -56,13 +58,12 @@ pub fn edit(app: &App, req: &EditRequest) -> UseCaseResult<EditOutcome> {
         validate::name("room", r)?;
     }
     let memory_type = memory_type.map(validate::memory_type).transpose()?;
-    let id = validate::memory_id(&*app.store, &req.id)?;
-    let loaded = app.store.load(id)?.ok_or_else(|| {
-        UseCaseError::NotFound(format!(
-            "no memory has id {id}: take ids from mira recall or mira timeline (it may have been forgotten)"
-        ))
-    })?;
-    let mut m = loaded.memory;
+    let mut m = load::existing(app, &req.id)?.memory;
+    access.check_write(&m.wing)?;
+    if let Some(w) = wing {
+        access.check_write(w)?;
+    }
+    let id = m.id;
     let mut changed = Vec::new();
     if let Some(w) = wing.filter(|w| *w != m.wing) {
         let hash = super::store::content_hash(&m.content);

@@ -19,7 +19,7 @@ pub fn embed_missing(app: &App, progress: &mut dyn FnMut(u64, u64)) -> UseCaseRe
             app.model_dir().display()
         )));
     };
-    let total = app.store.count_without_embedding(app.model_name())?;
+    let total = app.store.count_without_embedding(app.model_name(), None)?;
     let batch_size = app.config.embeddings.batch_size.max(1);
     let mut done = 0u64;
     progress(done, total);
@@ -50,7 +50,7 @@ pub fn spawn_at_start(app: Arc<App>) {
     if app.store.is_read_only() || !app.model_installed() {
         return;
     }
-    match app.store.count_without_embedding(app.model_name()) {
+    match app.store.count_without_embedding(app.model_name(), None) {
         Ok(0) => return,
         Ok(n) => tracing::info!(
             "{n} memories have no vector of {} yet: embedding them in the background",

@@ -1,10 +1,14 @@
 //! The use cases, shared by the CLI and the MCP server.
 
+pub mod access;
 pub mod archive;
+pub mod briefing;
+pub mod capture;
 pub mod causal;
 pub mod clear;
 pub mod edit;
 pub mod embed_missing;
+pub mod link;
 pub mod load;
 pub mod pin;
 pub mod recall;
@@ -25,6 +29,9 @@ pub enum UseCaseError {
     /// The requested item does not exist; the message says where valid ids come from.
     #[error("{0}")]
     NotFound(String),
+    /// The caller's token does not give the right; the message names the token and the wing.
+    #[error("{0}")]
+    Forbidden(String),
     /// mira failed (database, model).
     #[error(transparent)]
     Internal(#[from] anyhow::Error),

@@ -119,7 +119,7 @@ fn prepare(app: &App) -> UseCaseResult<()> {
 }
 
 /// SOUL's part of mira's status.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SoulState {
     /// Whether the soul_* tools are served (`soul.enabled`, `mira serve --with-soul`).
     pub enabled: bool,
@@ -134,9 +134,19 @@ pub struct SoulState {
 }
 
 /// SOUL's state: enabled or not, its agents and latest capture, and why it cannot start (when
-/// enabled and it cannot; checking creates its tables the first time).
-pub fn state(app: &App) -> SoulState {
+/// enabled and it cannot; checking creates its tables the first time). Identities belong to
+/// no wing: a caller that may not read every wing is told whether SOUL runs, not what it holds.
+pub fn state(app: &App, caller: &super::access::Access) -> SoulState {
     let enabled = app.config.soul.enabled;
+    if !caller.reads_all() {
+        return SoulState {
+            enabled,
+            agents: 0,
+            last_capture: None,
+            last_agent: None,
+            error: None,
+        };
+    }
     let mut error = if enabled {
         prepare(app).err().map(|e| format!("{e:#}"))
     } else {

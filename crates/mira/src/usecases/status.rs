@@ -1,19 +1,22 @@
 //! The status use case: counts, paths, schema version, model.
 
+use super::access::Access;
 use super::UseCaseResult;
-use crate::config::ConfigSource;
+use crate::config::{Config, ConfigSource, StorageBackend, StorageChoice};
 use crate::App;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// What `mira status` reports.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Status {
     /// mira's version.
     pub version: String,
     /// The database file.
     pub db_path: String,
+    /// Why this database: the environment, the config file, the project or the user's folder.
+    pub store_chosen_by: String,
     /// Database size in bytes (with its WAL).
     pub db_bytes: u64,
     /// Applied schema version.
@@ -56,12 +59,24 @@ pub struct Status {
     pub by_wing: BTreeMap<String, u64>,
     /// Memories per wing/room.
     pub by_room: BTreeMap<String, u64>,
+    /// Per wing, what the client hooks captured (`mira hook`): wings without a capture are
+    /// absent.
+    pub captures: BTreeMap<String, CaptureStatus>,
     /// SOUL, the identity extension.
     pub soul: super::soul::SoulState,
 }
 
+/// What the client hooks captured in one wing.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct CaptureStatus {
+    /// Captured memories (archived ones included).
+    pub memories: u64,
+    /// When the last one was written (RFC 3339).
+    pub last: String,
+}
+
 /// The vector index part of the status.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct IndexStatus {
     /// `exact` or `hnsw`: the path searches take now.
     pub kind: String,
@@ -77,22 +92,134 @@ pub struct IndexStatus {
     pub persisted: bool,
 }
 
-/// Collects the status.
-pub fn status(app: &App) -> UseCaseResult<Status> {
+/// Why the configured store is the one used: a sentence for people.
+fn chosen_by(config: &Config) -> String {
+    match config.storage.backend {
+        StorageBackend::Postgres => "storage.backend: postgres (storage.postgres.url)".into(),
+        StorageBackend::Sqlite => config.storage_choice().describe(),
+    }
+}
+
+fn config_name(source: &ConfigSource) -> String {
+    match source {
+        ConfigSource::File(p) => p.display().to_string(),
+        ConfigSource::Defaults => "defaults".into(),
+    }
+}
+
+fn model_line(out: &mut String, model: &str, dir: &str, present: bool) {
+    let _ = writeln!(
+        out,
+        "Model: {model} in {dir} ({})",
+        if present {
+            "present"
+        } else {
+            "missing: recall is lexical only; run scripts/fetch-model.sh"
+        }
+    );
+}
+
+/// For a store chosen by the working folder: which other folders share it.
+fn folder_note(config: &Config) -> Option<String> {
+    let user = Config::user_storage_dir().join("mira.db");
+    match config.storage_choice() {
+        StorageChoice::Project { root, .. } => Some(format!(
+            "an MCP client starting `mira serve` anywhere in {} uses that store too; every other project gets its own, and folders outside any project share {}",
+            root.display(),
+            user.display()
+        )),
+        StorageChoice::User => Some(
+            "every folder outside a project shares it; a folder inside a project (with .git or .mira above it) uses <project>/.mira/mira.db instead"
+                .to_owned(),
+        ),
+        StorageChoice::Env(_) | StorageChoice::ConfigFile => None,
+    }
+}
+
+/// What `mira status` reports where no store exists yet: where the first store would create
+/// it, why there, and the model.
+#[derive(Debug, Clone, Serialize)]
+pub struct NoStore {
+    /// mira's version.
+    pub version: String,
+    /// Always false.
+    pub exists: bool,
+    /// The database file the first store would create.
+    pub db_path: String,
+    /// Why there.
+    pub store_chosen_by: String,
+    /// What follows from that choice for the stores of other folders, when it depends on the
+    /// folder.
+    pub note: Option<String>,
+    /// The config file, or "defaults".
+    pub config: String,
+    /// The embedding model.
+    pub model: String,
+    /// The model directory.
+    pub model_dir: String,
+    /// Whether the model files are present.
+    pub model_present: bool,
+}
+
+/// The status of a configuration whose store does not exist yet (nothing is created).
+pub fn no_store(config: &Config, source: &ConfigSource) -> NoStore {
+    let model_dir = mira_embed::resolve_model_dir(config.embeddings.model_dir.as_deref());
+    NoStore {
+        version: env!("CARGO_PKG_VERSION").into(),
+        exists: false,
+        db_path: config.db_path().display().to_string(),
+        store_chosen_by: chosen_by(config),
+        note: folder_note(config),
+        config: config_name(source),
+        model: config.embeddings.precision.model_name(),
+        model_present: mira_embed::missing_file(&model_dir, config.embeddings.precision).is_none(),
+        model_dir: model_dir.display().to_string(),
+    }
+}
+
+/// The text form of [`NoStore`]: where the first memory will go and how to choose another
+/// store.
+pub fn render_no_store_text(s: &NoStore) -> String {
+    let rule = "═".repeat(39);
+    let mut out = format!("MIRA System Status:\n{rule}\nVersion: {}\n", s.version);
+    let _ = writeln!(
+        out,
+        "Database: none yet. The first memory stored from here creates {}",
+        s.db_path
+    );
+    let _ = writeln!(out, "Chosen by: {}", s.store_chosen_by);
+    if let Some(note) = &s.note {
+        let _ = writeln!(out, "  ({note})");
+    }
+    let _ = writeln!(
+        out,
+        "To use another store: set MIRA_STORAGE_PATH=DIR (in the shell, or in the \"env\" of your MCP client's configuration), or storage.path in a config file (~/.config/mira/config.yaml, or <project>/.mira/config.yaml)"
+    );
+    let _ = writeln!(out, "Config: {}", s.config);
+    model_line(&mut out, &s.model, &s.model_dir, s.model_present);
+    out.push_str(&rule);
+    out.push('\n');
+    out
+}
+
+/// Collects the status. The counts are those of the wings `access` may read (the server's
+/// lines, database, model and index, are the same for every caller).
+pub fn status(app: &App, access: &Access) -> UseCaseResult<Status> {
     let index = app.synced_index()?;
-    let s = app.store.stats()?;
+    let wings = access.readable_list();
+    let s = app.store.stats_in(wings.as_deref())?;
     let without_vector = s.memories.saturating_sub(s.embeddings);
-    let without_current = app.store.count_without_embedding(app.model_name())?;
+    let without_current = app
+        .store
+        .count_without_embedding(app.model_name(), wings.as_deref())?;
     let model_dir = app.model_dir();
     Ok(Status {
         version: env!("CARGO_PKG_VERSION").into(),
         db_path: app.store.location(),
+        store_chosen_by: chosen_by(&app.config),
         db_bytes: app.store.size_bytes()?,
         schema_version: app.store.schema_version()?,
-        config: match &app.config_source {
-            ConfigSource::File(p) => p.display().to_string(),
-            ConfigSource::Defaults => "defaults".into(),
-        },
+        config: config_name(&app.config_source),
         model: app.model_name().to_owned(),
         model_present: app.model_installed(),
         model_dir: model_dir.display().to_string(),
@@ -121,7 +248,17 @@ pub fn status(app: &App) -> UseCaseResult<Status> {
         by_type: s.by_type,
         by_wing: s.by_wing,
         by_room: s.by_room,
-        soul: super::soul::state(app),
+        captures: s
+            .captures
+            .into_iter()
+            .map(|(wing, (memories, last_ms))| {
+                let last = chrono::DateTime::from_timestamp_millis(last_ms)
+                    .unwrap_or_default()
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+                (wing, CaptureStatus { memories, last })
+            })
+            .collect(),
+        soul: super::soul::state(app, access),
     })
 }
 
@@ -135,18 +272,9 @@ pub fn render_text(s: &Status) -> String {
         "Database: {} ({} bytes, schema v{})",
         s.db_path, s.db_bytes, s.schema_version
     );
+    let _ = writeln!(out, "Chosen by: {}", s.store_chosen_by);
     let _ = writeln!(out, "Config: {}", s.config);
-    let _ = writeln!(
-        out,
-        "Model: {} in {} ({})",
-        s.model,
-        s.model_dir,
-        if s.model_present {
-            "present"
-        } else {
-            "missing: recall is lexical only; run scripts/fetch-model.sh"
-        }
-    );
+    model_line(&mut out, &s.model, &s.model_dir, s.model_present);
     if let Some(u) = s.uptime_secs {
         let _ = writeln!(out, "Uptime: {u}s");
     }
@@ -205,7 +333,11 @@ pub fn render_text(s: &Status) -> String {
         out.push_str("  (none)\n");
     }
     for (w, n) in &s.by_wing {
-        let _ = writeln!(out, "  {w}: {n}");
+        let _ = write!(out, "  {w}: {n}");
+        if let Some(c) = s.captures.get(w) {
+            let _ = write!(out, " ({} captured, last capture {})", c.memories, c.last);
+        }
+        out.push('\n');
         let prefix = format!("{w}/");
         for (r, n) in s.by_room.iter().filter(|(k, _)| k.starts_with(&prefix)) {
             let _ = writeln!(out, "    {}: {n}", &r[prefix.len()..]);

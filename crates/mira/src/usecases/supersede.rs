@@ -3,6 +3,7 @@
 //! candidates a store offered. The older memory stays loadable; recall shows it only as a header
 //! right after its successor. Undoing it makes the older memory current again.
 
+use super::access::Access;
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::webhooks::MemoryEvent;
 use crate::App;
@@ -27,7 +28,7 @@ pub struct SupersedeRequest {
 }
 
 /// What a supersede (or its undo) did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SupersedeOutcome {
     /// The earlier memory.
     pub old: MemoryId,
@@ -42,8 +43,12 @@ pub struct SupersedeOutcome {
 }
 
 /// Marks `req.old` as superseded by `req.new` (both in one wing, `new` not itself replaced by
-/// `old`), or undoes that; idempotent.
-pub fn supersede(app: &App, req: &SupersedeRequest) -> UseCaseResult<SupersedeOutcome> {
+/// `old`), or undoes that; idempotent. `access` must write to the wing of both memories.
+pub fn supersede(
+    app: &App,
+    access: &Access,
+    req: &SupersedeRequest,
+) -> UseCaseResult<SupersedeOutcome> {
     let old = validate::memory_id(&*app.store, &req.old)?;
     let new = validate::memory_id(&*app.store, &req.new)?;
     let reason = req
@@ -70,6 +75,8 @@ pub fn supersede(app: &App, req: &SupersedeRequest) -> UseCaseResult<SupersedeOu
         })
     };
     let (o, n) = (load(old)?.memory, load(new)?.memory);
+    access.check_write(&o.wing)?;
+    access.check_write(&n.wing)?;
     let mut outcome = SupersedeOutcome {
         old,
         new,
@@ -146,18 +153,13 @@ pub fn render_text(o: &SupersedeOutcome) -> String {
     let (old, new) = (short_id(o.old), short_id(o.new));
     let mut out = match (o.superseded, o.changed) {
         (true, true) => format!(
-            "Superseded: T0:{} by T0:{}\nRecall now shows {new} and {old} only as a header after it. Undo: mira_supersede old={old} new={new} undo=true\n",
-            o.old, o.new
+            "Superseded: {old} by {new}\nRecall now shows {new} and {old} only as a header after it. Undo: mira_supersede old={old} new={new} undo=true\n"
         ),
-        (true, false) => format!("Already superseded: T0:{} by T0:{}\n", o.old, o.new),
-        (false, true) => format!(
-            "Undone: T0:{} is current again (no longer superseded by T0:{})\n",
-            o.old, o.new
-        ),
-        (false, false) => format!(
-            "Nothing to undo: T0:{} is not superseded by T0:{}\n",
-            o.old, o.new
-        ),
+        (true, false) => format!("Already superseded: {old} by {new}\n"),
+        (false, true) => {
+            format!("Undone: {old} is current again (no longer superseded by {new})\n")
+        }
+        (false, false) => format!("Nothing to undo: {old} is not superseded by {new}\n"),
     };
     if let Some(r) = &o.reason {
         let _ = writeln!(out, "Reason: {r}");

@@ -5,11 +5,13 @@
 //! Times are printed in UTC. Archived and superseded memories appear only when asked for, and
 //! are then marked.
 
+use super::access::Access;
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, Utc};
 use mira_core::memory::{Memory, MemoryId, MemoryType};
-use mira_store::{StoredMemory, TimelineQuery};
+use mira_core::render::short_id;
+use mira_store::{Source, StoredMemory, TimelineQuery};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -17,8 +19,8 @@ use std::fmt::Write;
 pub const DEFAULT_LIMIT: i64 = 100;
 /// Largest page.
 pub const MAX_LIMIT: i64 = 1000;
-/// Characters of content used as the summary when a memory has no subject or decision.
-const SUMMARY_CHARS: usize = 80;
+/// Characters of a memory's one-line summary (its headline).
+const SUMMARY_CHARS: usize = 100;
 /// Largest relative age accepted (`36500d`, about a century).
 const MAX_RELATIVE_HOURS: i64 = 36_500 * 24;
 
@@ -43,19 +45,24 @@ pub struct TimelineRequest {
     pub order: Option<String>,
     /// Show archived memories too (marked `[archived]`).
     pub include_archived: bool,
-    /// Show superseded memories too (marked `[superseded by T0:<id>]`).
+    /// Show superseded memories too (marked `[superseded by <short id>]`).
     pub include_superseded: bool,
+    /// Only memories from this source: `stored` or `captured` (kept by a client hook).
+    pub source: Option<String>,
+    /// Only pinned memories.
+    pub pinned_only: bool,
     /// The clock for relative dates (now when absent).
     pub now: Option<DateTime<Utc>>,
 }
 
 /// One memory of the timeline.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TimelineItem {
-    /// Its id (printed `T0:<id>`).
+    /// Its id (printed as its short id).
     pub id: MemoryId,
     /// When it was created (RFC 3339 in JSON).
     #[serde(serialize_with = "rfc3339")]
+    #[schemars(with = "String")]
     pub created_at: DateTime<Utc>,
     /// Its wing.
     pub wing: String,
@@ -69,10 +76,15 @@ pub struct TimelineItem {
     pub archived: bool,
     /// The memory that replaces it, when superseded.
     pub superseded_by: Option<MemoryId>,
+    /// Whether it is pinned.
+    pub pinned: bool,
+    /// Where it came from: `stored`, or `captured` by a client hook (marked `[captured]`).
+    #[schemars(with = "String")]
+    pub source: Source,
 }
 
 /// One page of the timeline.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TimelineOutcome {
     /// The wing asked for (all wings when absent).
     pub wing: Option<String>,
@@ -99,23 +111,53 @@ fn present(s: &Option<String>) -> Option<&str> {
     s.as_deref().map(str::trim).filter(|s| !s.is_empty())
 }
 
-/// A one-line summary of a memory: its decision when one was extracted, else the first ~80
-/// characters of its content (whitespace collapsed). (Subjects alone, such as "Note" or "Go",
-/// said too little.)
+/// A memory's headline, on one line of at most 100 characters, cut between words (`…` where
+/// cut): for a decision, what was decided, what it is about and what was rejected, from its
+/// fingerprint (`write the API: Rust, axum (not Go)`); otherwise the start of its text.
 pub fn summary(m: &Memory) -> String {
-    let raw = m
+    let line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let decided = m
         .fingerprint
         .decision
         .as_deref()
-        .filter(|d| !d.trim().is_empty())
-        .unwrap_or(&m.content);
-    let line = raw.split_whitespace().collect::<Vec<_>>().join(" ");
-    let short = mira_core::text::truncate_words(&line, SUMMARY_CHARS);
+        .map(line)
+        .filter(|d| !d.is_empty());
+    let text = match decided {
+        Some(d) => decision_headline(&d, m),
+        None => line(&m.content),
+    };
+    let short = mira_core::text::cut_words(&text, SUMMARY_CHARS);
     if short.is_empty() {
-        format!("Memory {}", &m.id.to_string()[..8])
+        format!("Memory {}", short_id(m.id))
     } else {
-        mira_core::sanitize::sanitize(short)
+        mira_core::sanitize::sanitize(&short)
     }
+}
+
+/// `<decision>: <its other subjects> (not <rejected>)`, each part only when there is one.
+fn decision_headline(decision: &str, m: &Memory) -> String {
+    let fp = &m.fingerprint;
+    let known = decision.to_lowercase();
+    let subjects: Vec<&str> = fp
+        .subjects
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty() && !known.contains(&s.to_lowercase()))
+        .collect();
+    let mut out = decision.to_owned();
+    if !subjects.is_empty() {
+        out = format!("{out}: {}", subjects.join(", "));
+    }
+    let rejected: Vec<&str> = fp
+        .rejected
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if !rejected.is_empty() {
+        out = format!("{out} (not {})", rejected.join(", "));
+    }
+    out
 }
 
 /// Parses a date bound: `YYYY-MM-DD` (start of that day, or its end when `end_of_day`), RFC 3339,
@@ -203,11 +245,15 @@ fn decode_cursor(raw: &str) -> UseCaseResult<(i64, i64)> {
 
 /// Validates a request into the store query (asking for one row more than the page, to know
 /// whether another page follows).
-fn query(req: &TimelineRequest) -> UseCaseResult<(TimelineQuery, usize, &'static str)> {
+fn query(
+    access: &Access,
+    req: &TimelineRequest,
+) -> UseCaseResult<(TimelineQuery, usize, &'static str)> {
     let wing = present(&req.wing).map(str::to_owned);
     let room = present(&req.room).map(str::to_owned);
     if let Some(w) = &wing {
         validate::name("wing", w)?;
+        access.check_read(w)?;
     }
     if let Some(r) = &room {
         validate::name("room", r)?;
@@ -248,7 +294,15 @@ fn query(req: &TimelineRequest) -> UseCaseResult<(TimelineQuery, usize, &'static
         }
     };
     let after = present(&req.cursor).map(decode_cursor).transpose()?;
+    let source = present(&req.source)
+        .map(|s| s.parse::<Source>().map_err(invalid))
+        .transpose()?;
     let q = TimelineQuery {
+        wings: if wing.is_none() {
+            access.readable_list()
+        } else {
+            None
+        },
         wing,
         room,
         memory_type,
@@ -256,6 +310,8 @@ fn query(req: &TimelineRequest) -> UseCaseResult<(TimelineQuery, usize, &'static
         until_ms: until.map(|t| t.timestamp_millis()),
         include_archived: req.include_archived,
         include_superseded: req.include_superseded,
+        source,
+        pinned_only: req.pinned_only,
         newest_first,
         after,
         limit: limit as usize + 1,
@@ -263,9 +319,13 @@ fn query(req: &TimelineRequest) -> UseCaseResult<(TimelineQuery, usize, &'static
     Ok((q, limit as usize, order))
 }
 
-/// One page of the timeline.
-pub fn timeline(app: &App, req: &TimelineRequest) -> UseCaseResult<TimelineOutcome> {
-    let (q, limit, order) = query(req)?;
+/// One page of the timeline, of the wings `access` may read.
+pub fn timeline(
+    app: &App,
+    access: &Access,
+    req: &TimelineRequest,
+) -> UseCaseResult<TimelineOutcome> {
+    let (q, limit, order) = query(access, req)?;
     let mut rows = app.store.timeline(&q)?;
     let more = rows.len() > limit;
     rows.truncate(limit);
@@ -277,8 +337,10 @@ pub fn timeline(app: &App, req: &TimelineRequest) -> UseCaseResult<TimelineOutco
     let items = rows
         .into_iter()
         .map(|r| {
-            let m = r.memory;
+            let (m, f) = (r.memory, r.facts);
             TimelineItem {
+                pinned: f.pinned,
+                source: f.source,
                 id: m.id,
                 created_at: m.created_at,
                 summary: summary(&m),
@@ -300,8 +362,9 @@ pub fn timeline(app: &App, req: &TimelineRequest) -> UseCaseResult<TimelineOutco
 }
 
 /// The text form: `=== TIMELINE: <wing> ===`, `Room: <room>` when filtered, an empty line, one
-/// `[YYYY-MM-DD HH:MM] <type>: <summary> (ID: T0:<uuid>)` line per memory (prefixed by its wing
-/// when no wing was asked for, followed by its marks), then `next_cursor: <c>` when more remain.
+/// `[YYYY-MM-DD HH:MM] <short id> <type>: <summary>` line per memory (its wing after the id
+/// when no wing was asked for, its marks after the summary: `[captured]`, `[archived]`,
+/// `[superseded by <short id>]`), then `next_cursor: <c>` when more remain.
 pub fn render_text(o: &TimelineOutcome) -> String {
     let mut out = format!(
         "=== TIMELINE: {} ===\n",
@@ -315,21 +378,36 @@ pub fn render_text(o: &TimelineOutcome) -> String {
         out.push_str("(no memories)\n");
     }
     for i in &o.items {
-        let _ = write!(out, "[{}] ", i.created_at.format("%Y-%m-%d %H:%M"));
+        let _ = write!(
+            out,
+            "[{}] {} ",
+            i.created_at.format("%Y-%m-%d %H:%M"),
+            short_id(i.id)
+        );
         if o.wing.is_none() {
             let _ = write!(out, "{} | ", i.wing);
         }
-        let _ = write!(out, "{}: {} (ID: T0:{})", i.memory_type, i.summary, i.id);
-        if i.archived {
-            out.push_str(" [archived]");
+        let _ = write!(out, "{}: {}", i.memory_type, i.summary);
+        if i.source == Source::Captured {
+            out.push_str(" [captured]");
         }
-        if let Some(s) = i.superseded_by {
-            let _ = write!(out, " [superseded by T0:{s}]");
-        }
+        out.push_str(&marks(i.archived, i.superseded_by));
         out.push('\n');
     }
     if let Some(c) = &o.next_cursor {
         let _ = write!(out, "\nnext_cursor: {c}\n");
+    }
+    out
+}
+
+/// ` [archived]` and ` [superseded by <short id>]`, as they apply.
+pub(crate) fn marks(archived: bool, superseded_by: Option<MemoryId>) -> String {
+    let mut out = String::new();
+    if archived {
+        out.push_str(" [archived]");
+    }
+    if let Some(s) = superseded_by {
+        let _ = write!(out, " [superseded by {}]", short_id(s));
     }
     out
 }

@@ -101,7 +101,7 @@ fn agent_loop(db: &Db) {
         json!({"old": &old[..8], "new": &new[..8], "reason": "the CLI was rewritten"}),
     ));
     assert!(
-        text(&s).contains(&format!("Superseded: T0:{old} by T0:{new}")),
+        text(&s).contains(&format!("Superseded: {} by {}", &old[..8], &new[..8])),
         "{s}"
     );
     assert!(text(&s).contains("Reason: the CLI was rewritten"), "{s}");

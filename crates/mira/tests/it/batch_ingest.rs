@@ -4,6 +4,7 @@
 //! whatever the batch size, the forward-pass size or the window boundaries.
 
 use crate::common::{self, SEED};
+use mira::usecases::access::Access;
 use mira::usecases::store::{store, store_batch, StoreOutcome, StoreRequest};
 use mira::App;
 use mira_core::MemoryId;
@@ -101,7 +102,9 @@ fn assert_same(got: &[Shape], expected: &[Shape], what: &str) {
 }
 
 fn one_by_one(app: &App, reqs: Vec<StoreRequest>) -> Vec<StoreOutcome> {
-    reqs.into_iter().map(|r| store(app, r).unwrap()).collect()
+    reqs.into_iter()
+        .map(|r| store(app, &Access::local(), r).unwrap())
+        .collect()
 }
 
 fn batched(app: &App, reqs: Vec<StoreRequest>) -> Vec<StoreOutcome> {

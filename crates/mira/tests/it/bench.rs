@@ -30,6 +30,7 @@ fn bench_keeps_each_size_in_a_store_of_its_own() {
             queries: 4,
             budget: 1000,
             cache_dir: cache.path().to_path_buf(),
+            hook_binary: Some(assert_cmd::cargo::cargo_bin("mira")),
         };
         let first = run(&base, hash.clone(), &opts).unwrap();
         let _cleanup = DropDatabases(

@@ -36,7 +36,7 @@ fn store_then_load_and_status() {
     );
     let again = stdout(mira(dir.path()).args(["store", common::SEED, "--wing", "proj"]));
     assert!(
-        again.contains("Duplicate") && again.contains(&id),
+        again.contains("Duplicate") && again.contains(&id.replace('-', "")[..8]),
         "{again}"
     );
     let status: serde_json::Value =
@@ -148,7 +148,7 @@ fn bad_config_and_storage_fail_at_start() {
             .env_remove("MIRA_STORAGE_PATH")
             .arg("--config")
             .arg(&cfg)
-            .arg("status")
+            .args(["store", "probe", "--wing", "w"])
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -164,7 +164,7 @@ fn bad_config_and_storage_fail_at_start() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("is a directory"));
     let out = mira(&dir.path().join("c.yaml").join("sub"))
-        .arg("status")
+        .args(["store", "probe", "--wing", "w"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -212,17 +212,26 @@ fn a_project_store_is_kept_out_of_git() {
     let home = tempfile::tempdir().unwrap();
     let repo = home.path().join("repo");
     std::fs::create_dir_all(repo.join(".git")).unwrap();
-    let mut cmd = crate::mcp_common::mira_command(&repo, &["status"]);
-    cmd.env_remove("MIRA_STORAGE_PATH")
-        .env_remove("MIRA_DATA_PATH")
-        .env("HOME", home.path());
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let run = |args: &[&str]| {
+        let mut cmd = crate::mcp_common::mira_command(&repo, args);
+        cmd.env_remove("MIRA_STORAGE_PATH")
+            .env_remove("MIRA_DATA_PATH")
+            .env("HOME", home.path());
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run(&[
+        "store",
+        "The repository keeps its memories out of git.",
+        "--wing",
+        "repo",
+    ]);
+    let text = run(&["status"]);
     assert!(
         text.contains(".mira"),
         "status names the store in use:\n{text}"

@@ -71,15 +71,10 @@ pub fn stdout(cmd: &mut assert_cmd::Command) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// The LoCoMo development conversations: `$MIRA_SHARED_DIR/data/locomo-dev`, by default the
-/// `shared` folder beside the repository.
+/// The LoCoMo development conversations, `data/locomo-dev` of the project's data folder
+/// (`shared_dir`).
 pub fn locomo_dev_dir() -> std::path::PathBuf {
-    std::env::var_os("MIRA_SHARED_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared"))
-        })
-        .join("data/locomo-dev")
+    crate::shared_dir::shared_path("data/locomo-dev")
 }
 
 /// The stored embedding of memory `id` (it must exist and have one).

@@ -11,6 +11,7 @@ use crate::mcp_common::{
     checked, mira_command, quantile_ms, recalled_ids, report_load, serial, text, HttpClient,
     HttpServer, StdioClient,
 };
+use mira::usecases::access::Access;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -191,7 +192,7 @@ fn concurrent_updates_of_one_fact_leave_one_current_version() {
                 wing: wing.into(),
                 ..StoreRequest::default()
             };
-            store(app, req).unwrap().id
+            store(app, &Access::local(), req).unwrap().id
         };
         for name in names {
             let wing = format!("race-{name}");

@@ -4,6 +4,7 @@
 
 use crate::common::{hash_app, mira, stdout};
 use crate::mcp_common::{is_error, recalled_ids, text, StdioClient};
+use mira::usecases::access::Access;
 use mira::usecases::recall::{recall, RecallRequest};
 use mira::usecases::store::{store, StoreRequest};
 use mira::usecases::UseCaseError;
@@ -135,7 +136,7 @@ fn the_whole_answer_fits_the_budget_on_the_command_line() {
         stdout(mira(dir.path()).args(["store", t, "--wing", "ops"]));
     }
     let long_query = format!("deploy {}", "schedule ".repeat(1000));
-    for budget in [30, 49, 120, 600] {
+    for budget in [49, 120, 600] {
         let out = stdout(mira(dir.path()).args([
             "recall",
             &long_query,
@@ -154,6 +155,17 @@ fn the_whole_answer_fits_the_budget_on_the_command_line() {
         .unwrap();
     assert!(!tiny.status.success());
     assert!(String::from_utf8_lossy(&tiny.stderr).contains("too small"));
+    // Too small for the frame and one memory's header: refused with the smallest that works.
+    let short = mira(dir.path())
+        .args(["recall", &long_query, "--wing", "ops", "--budget", "30"])
+        .output()
+        .unwrap();
+    assert_eq!(short.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&short.stderr).contains("give a budget of at least"),
+        "{}",
+        String::from_utf8_lossy(&short.stderr)
+    );
 }
 
 #[test]
@@ -366,7 +378,7 @@ fn short_ids_work_everywhere_and_ambiguous_prefixes_say_so() {
         "{err}"
     );
     // The whole id, hyphens optional, picks one; then the short prefix is unique again.
-    stdout(mira(dir.path()).args(["forget", "0a1b2c3d000040008000000000000002"]));
+    stdout(mira(dir.path()).args(["forget", "0a1b2c3d000040008000000000000002", "--yes"]));
     let left = stdout(mira(dir.path()).args(["load", "0a1b2c3d"]));
     assert!(left.contains("Imported fact number 0."), "{left}");
 }
@@ -457,7 +469,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let app = hash_app(dir.path());
         for (i, n) in lens.iter().enumerate() {
-            store(&app, StoreRequest {
+            store(&app, &Access::local(), StoreRequest {
                 content: words(seed.wrapping_add(i as u64), *n),
                 wing: "w".into(),
                 pinned: pinned as usize % 7 == i,
@@ -471,7 +483,7 @@ proptest! {
                 budget: Some(budget.into()),
                 ..RecallRequest::default()
             };
-            match recall(&app, &req) {
+            match recall(&app, &Access::local(), &req) {
                 Ok(out) => {
                     let n = tokens::count(&out.text) as u32;
                     prop_assert!(n <= out.used && out.used <= budget, "budget {budget}: {n} / {}\n{}", out.used, out.text);

@@ -5,6 +5,7 @@
 use crate::common;
 use crate::common::hash_app;
 use chrono::{Duration, Utc};
+use mira::usecases::access::Access;
 use mira::usecases::archive::{
     archive, render_text, render_unarchive_text, unarchive, ArchiveRequest,
 };
@@ -14,6 +15,7 @@ use mira::usecases::store::{store, StoreRequest};
 use mira::usecases::UseCaseError;
 use mira::App;
 use mira_core::memory::MemoryId;
+use mira_core::render::short_id;
 use mira_core::MemoryType;
 use mira_store::Scope;
 
@@ -26,6 +28,7 @@ const RECENT: &str = "Today we paired on the onboarding checklist for new contri
 fn put(app: &App, content: &str, ty: &str) -> (MemoryId, u32) {
     let out = store(
         app,
+        &Access::local(),
         StoreRequest {
             content: content.into(),
             wing: "w".into(),
@@ -74,7 +77,7 @@ fn recalled(app: &App, query: &str) -> Vec<MemoryId> {
         wing: Some("w".into()),
         ..RecallRequest::default()
     };
-    recall(app, &req)
+    recall(app, &Access::local(), &req)
         .unwrap()
         .items
         .iter()
@@ -101,7 +104,10 @@ fn lexical(app: &App, text: &str) -> Vec<MemoryId> {
 }
 
 fn archived(app: &App, id: MemoryId) -> bool {
-    load(app, &id.to_string()).unwrap().memory.archived
+    load(app, &Access::local(), &id.to_string())
+        .unwrap()
+        .memory
+        .archived
 }
 
 #[test]
@@ -115,6 +121,7 @@ fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
     // Dry run: reports, changes nothing.
     let dry = archive(
         &app,
+        &Access::local(),
         &ArchiveRequest {
             dry_run: true,
             ..ArchiveRequest::default()
@@ -136,7 +143,7 @@ fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
     assert_eq!(app.index().unwrap().len(), 4);
     assert_eq!(app.store.stats().unwrap().archived, 0);
 
-    let out = archive(&app, &ArchiveRequest::default()).unwrap();
+    let out = archive(&app, &Access::local(), &ArchiveRequest::default()).unwrap();
     let text = render_text(&out);
     let expected = format!(
         "Archiving complete:\n- Session notes > 30d: 1\n- Debug logs > 7d: 1\nTotal freed: {} tokens\nArchived:\n",
@@ -144,8 +151,8 @@ fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
     );
     assert!(text.starts_with(&expected), "{text}");
     assert!(
-        text.contains(&format!("(ID: T0:{})", f.note.0))
-            && text.contains(&format!("(ID: T0:{})", f.debug.0)),
+        text.contains(&format!("\n  {} [session_note] ", short_id(f.note.0)))
+            && text.contains(&format!("\n  {} [debug_log] ", short_id(f.debug.0))),
         "{text}"
     );
     assert_eq!(out.tokens_freed, u64::from(f.note.1 + f.debug.1));
@@ -175,7 +182,7 @@ fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
     assert!(!lexical(&app, "roadmap hiring").contains(&f.note.0));
 
     // A second run finds nothing; the archive survives a restart (the index stays without them).
-    let again = archive(&app, &ArchiveRequest::default()).unwrap();
+    let again = archive(&app, &Access::local(), &ArchiveRequest::default()).unwrap();
     assert!(render_text(&again).starts_with("Archiving complete:\n- Session notes > 30d: 0\n- Debug logs > 7d: 0\nTotal freed: 0 tokens\n"));
     drop(app);
     let app = hash_app(dir.path());
@@ -183,20 +190,20 @@ fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
     assert_eq!(app.index().unwrap().len(), 2);
 
     // Un-archive brings it back to recall and the index.
-    let back = unarchive(&app, &[format!("T0:{}", f.note.0)]).unwrap();
+    let back = unarchive(&app, &Access::local(), &[format!("T0:{}", f.note.0)]).unwrap();
     assert_eq!(
         back.restored.iter().map(|i| i.id).collect::<Vec<_>>(),
         vec![f.note.0]
     );
-    assert!(render_unarchive_text(&back).starts_with("Unarchived 1 memories:\n"));
+    assert!(render_unarchive_text(&back).starts_with("Unarchived 1 memory:\n"));
     assert!(!archived(&app, f.note.0) && indexed(&app, f.note.0));
     assert!(recalled(&app, NOTE).contains(&f.note.0));
     assert!(lexical(&app, "roadmap hiring").contains(&f.note.0));
-    let twice = unarchive(&app, &[f.note.0.to_string()]).unwrap();
+    let twice = unarchive(&app, &Access::local(), &[f.note.0.to_string()]).unwrap();
     assert!(twice.restored.is_empty());
     assert_eq!(twice.not_archived, vec![f.note.0]);
     assert!(render_unarchive_text(&twice)
-        .contains(&format!("Not archived (unchanged): T0:{}", f.note.0)));
+        .contains(&format!("Not archived (unchanged): {}", short_id(f.note.0))));
 }
 
 #[test]
@@ -207,6 +214,7 @@ fn explicit_age_and_ids_replace_the_thresholds() {
     // 20 days: the 31-day-old note, never the 400-day-old decision (decisions do not age out).
     let out = archive(
         &app,
+        &Access::local(),
         &ArchiveRequest {
             older_than_days: Some(20),
             ..ArchiveRequest::default()
@@ -229,7 +237,7 @@ fn explicit_age_and_ids_replace_the_thresholds() {
         ],
         ..ArchiveRequest::default()
     };
-    let out = archive(&app, &req).unwrap();
+    let out = archive(&app, &Access::local(), &req).unwrap();
     assert_eq!(
         out.items.iter().map(|i| i.id).collect::<Vec<_>>(),
         vec![f.recent.0]
@@ -241,7 +249,7 @@ fn explicit_age_and_ids_replace_the_thresholds() {
         "{text}"
     );
     assert!(
-        text.contains(&format!("Already archived: T0:{}", f.note.0)),
+        text.contains(&format!("Already archived: {}", short_id(f.note.0))),
         "{text}"
     );
     assert!(
@@ -261,7 +269,7 @@ fn bad_requests_change_nothing() {
         ids: vec![f.note.0.to_string(), uuid::Uuid::new_v4().to_string()],
         ..ArchiveRequest::default()
     };
-    match archive(&app, &unknown) {
+    match archive(&app, &Access::local(), &unknown) {
         Err(UseCaseError::NotFound(msg)) => assert!(
             msg.contains("mira_timeline") && msg.contains("nothing was changed"),
             "{msg}"
@@ -271,6 +279,7 @@ fn bad_requests_change_nothing() {
     for days in [0, -5, 36_501] {
         match archive(
             &app,
+            &Access::local(),
             &ArchiveRequest {
                 older_than_days: Some(days),
                 ..ArchiveRequest::default()
@@ -283,6 +292,7 @@ fn bad_requests_change_nothing() {
     assert!(matches!(
         archive(
             &app,
+            &Access::local(),
             &ArchiveRequest {
                 ids: vec!["T0:nope".into()],
                 ..ArchiveRequest::default()
@@ -291,11 +301,11 @@ fn bad_requests_change_nothing() {
         Err(UseCaseError::Invalid(_))
     ));
     assert!(matches!(
-        unarchive(&app, &[]),
+        unarchive(&app, &Access::local(), &[]),
         Err(UseCaseError::Invalid(_))
     ));
     assert!(matches!(
-        unarchive(&app, &[uuid::Uuid::new_v4().to_string()]),
+        unarchive(&app, &Access::local(), &[uuid::Uuid::new_v4().to_string()]),
         Err(UseCaseError::NotFound(_))
     ));
     assert_eq!(app.store.stats().unwrap().archived, 0);
@@ -326,6 +336,7 @@ fn configured_thresholds_and_overlap_cache_ttl_apply() {
         .unwrap();
     let dry = archive(
         &app,
+        &Access::local(),
         &ArchiveRequest {
             dry_run: true,
             ..ArchiveRequest::default()
@@ -334,7 +345,7 @@ fn configured_thresholds_and_overlap_cache_ttl_apply() {
     .unwrap();
     assert_eq!(dry.overlap_purged, 1);
     // The decision's threshold (set here past the config's validation) is not applied.
-    let out = archive(&app, &ArchiveRequest::default()).unwrap();
+    let out = archive(&app, &Access::local(), &ArchiveRequest::default()).unwrap();
     let text = render_text(&out);
     assert!(
         text.starts_with("Archiving complete:\n- Debug logs > 7d: 1\n"),
@@ -374,7 +385,8 @@ fn a_fact_a_preference_and_a_decision_of_any_age_survive_mira_archive() {
             "--json",
         ]));
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        v["id"].as_str().unwrap().to_owned()
+        // Every human output prints the short id.
+        v["id"].as_str().unwrap()[..8].to_owned()
     };
     let kept = [
         id("The staging cluster runs in eu-west-1.", "fact"),

@@ -3,17 +3,20 @@
 
 use crate::common::{app, edge, hash_app};
 use chrono::{Duration, TimeZone, Utc};
+use mira::usecases::access::Access;
 use mira::usecases::causal::{causal_chain, render_text, CausalRequest};
 use mira::usecases::load::load;
 use mira::usecases::store::{store, StoreRequest};
 use mira::usecases::UseCaseError;
 use mira::App;
 use mira_core::memory::MemoryId;
+use mira_core::render::short_id;
 use mira_core::RelationType;
 
 fn put(app: &App, content: &str, wing: &str) -> MemoryId {
     store(
         app,
+        &Access::local(),
         StoreRequest {
             content: content.into(),
             wing: wing.into(),
@@ -32,6 +35,7 @@ fn chain(
 ) -> mira::usecases::causal::CausalChain {
     causal_chain(
         app,
+        &Access::local(),
         &CausalRequest {
             id: format!("T0:{id}"),
             max_depth: depth,
@@ -65,16 +69,20 @@ fn s9_s10_follow_up_chain_with_the_real_model() {
     assert!(of_b.consequences.is_none());
     let text = render_text(&of_b);
     assert!(
-        text.starts_with("=== CAUSAL CHAIN (Upstream) ===\nStart: ["),
+        text.starts_with(&format!(
+            "=== CAUSAL CHAIN (Upstream) ===\nStart: {} [",
+            short_id(b)
+        )),
         "{text}"
     );
     assert!(
-        text.contains(&format!("(ID: T0:{b})\n→ [decision] ")),
+        text.contains(&format!("\n→ {} [decision] ", short_id(a))),
         "{text}"
     );
     let date = Utc::now().format("%Y-%m-%d");
     let expected = format!(
-        "\n→ [decision] PostgreSQL ({date}) — triggered {:.2} (ID: T0:{a})\n",
+        "\n→ {} [decision] PostgreSQL: main database ({date}) — triggered {:.2}\n",
+        short_id(a),
         step.confidence
     );
     assert!(text.contains(&expected), "{text}\nexpected {expected}");
@@ -87,11 +95,14 @@ fn s9_s10_follow_up_chain_with_the_real_model() {
     assert_eq!(cons[0].relation, RelationType::Triggered);
     let text = render_text(&of_a);
     assert!(
-        text.contains("(no causes recorded)\n\n=== CONSEQUENCES (Downstream) ===\n→ ["),
+        text.contains(&format!(
+            "(no causes recorded)\n\n=== CONSEQUENCES (Downstream) ===\n→ {} [",
+            short_id(b)
+        )),
         "{text}"
     );
     assert!(
-        text.contains(&format!("triggered {:.2} (ID: T0:{b})", cons[0].confidence)),
+        text.contains(&format!("— triggered {:.2}", cons[0].confidence)),
         "{text}"
     );
 
@@ -101,7 +112,7 @@ fn s9_s10_follow_up_chain_with_the_real_model() {
         "This fix resolves the timeout issue because the pool was too small.",
         "db",
     );
-    let stored: Vec<MemoryId> = load(&app, &c.to_string())
+    let stored: Vec<MemoryId> = load(&app, &Access::local(), &c.to_string())
         .unwrap()
         .causes
         .iter()
@@ -123,6 +134,7 @@ fn line(app: &App) -> Vec<MemoryId> {
         .map(|i| {
             store(
                 app,
+                &Access::local(),
                 StoreRequest {
                     content: format!("Step {i} of the rollout plan for the billing service."),
                     wing: "w".into(),
@@ -163,12 +175,13 @@ fn depth_is_bounded_and_validated() {
     assert_eq!(depth_of(&chain(&app, m[4], Some(10), false)).len(), 4);
     let text = render_text(&chain(&app, m[4], Some(3), false));
     assert!(
-        text.contains("\n→ [fact] ") && text.contains("\n  → [fact] "),
+        text.contains(&format!("\n→ {} [fact] ", short_id(m[3])))
+            && text.contains(&format!("\n  → {} [fact] ", short_id(m[2]))),
         "{text}"
     );
     assert!(
-        text.contains("\n    → [fact] ")
-            && text.contains(&format!("because 0.50 (ID: T0:{})", m[1])),
+        text.contains(&format!("\n    → {} [fact] ", short_id(m[1])))
+            && text.contains("— because 0.50"),
         "{text}"
     );
     let down = chain(&app, m[0], Some(2), true);
@@ -184,6 +197,7 @@ fn depth_is_bounded_and_validated() {
     for bad in [0, -1, 11, i64::MAX] {
         match causal_chain(
             &app,
+            &Access::local(),
             &CausalRequest {
                 id: m[0].to_string(),
                 max_depth: Some(bad),
@@ -241,6 +255,7 @@ fn ids_in_any_printed_form_and_unknown_ids() {
     ] {
         let c = causal_chain(
             &app,
+            &Access::local(),
             &CausalRequest {
                 id: form.clone(),
                 ..CausalRequest::default()
@@ -252,6 +267,7 @@ fn ids_in_any_printed_form_and_unknown_ids() {
     }
     match causal_chain(
         &app,
+        &Access::local(),
         &CausalRequest {
             id: format!("T0:{}", uuid::Uuid::new_v4()),
             ..CausalRequest::default()
@@ -265,6 +281,7 @@ fn ids_in_any_printed_form_and_unknown_ids() {
     }
     match causal_chain(
         &app,
+        &Access::local(),
         &CausalRequest {
             id: "T0:abc".into(),
             ..CausalRequest::default()

@@ -3,6 +3,7 @@
 
 use crate::common;
 use crate::common::{edge, hash_app};
+use mira::usecases::access::Access;
 use mira::usecases::clear::{
     clear, forget, render_forget_text, render_text, ClearRequest, ClearScope,
 };
@@ -29,7 +30,7 @@ fn put(app: &App, content: &'static str, wing: &str, room: &str) -> Mem {
         room: Some(room.into()),
         ..StoreRequest::default()
     };
-    let id = store(app, req).unwrap().id;
+    let id = store(app, &Access::local(), req).unwrap().id;
     let vector = common::embedding(app, id);
     Mem {
         id,
@@ -84,14 +85,20 @@ fn fixture(app: &App) -> [Mem; 4] {
 }
 
 fn tags_of(app: &App, id: MemoryId) -> u64 {
-    load(app, &id.to_string()).unwrap().tags.len() as u64
+    load(app, &Access::local(), &id.to_string())
+        .unwrap()
+        .tags
+        .len() as u64
 }
 
 /// Asserts that `gone` cannot come back from any read path, and that `kept` still does.
 fn assert_gone(app: &App, gone: &[&Mem], kept: &[&Mem]) {
     for m in gone {
         assert!(
-            matches!(load(app, &m.id.to_string()), Err(UseCaseError::NotFound(_))),
+            matches!(
+                load(app, &Access::local(), &m.id.to_string()),
+                Err(UseCaseError::NotFound(_))
+            ),
             "{} loadable",
             m.content
         );
@@ -112,6 +119,7 @@ fn assert_gone(app: &App, gone: &[&Mem], kept: &[&Mem]) {
         );
         let rec = recall(
             app,
+            &Access::local(),
             &RecallRequest {
                 query: m.content.into(),
                 ..RecallRequest::default()
@@ -126,6 +134,7 @@ fn assert_gone(app: &App, gone: &[&Mem], kept: &[&Mem]) {
         assert!(!rec.text.contains(&m.id.to_string()));
         let tl = timeline(
             app,
+            &Access::local(),
             &TimelineRequest {
                 include_archived: true,
                 include_superseded: true,
@@ -141,7 +150,13 @@ fn assert_gone(app: &App, gone: &[&Mem], kept: &[&Mem]) {
         assert!(app.store.get(m.id, Parts::NONE).unwrap().is_none());
     }
     for m in kept {
-        assert_eq!(load(app, &m.id.to_string()).unwrap().memory.id, m.id);
+        assert_eq!(
+            load(app, &Access::local(), &m.id.to_string())
+                .unwrap()
+                .memory
+                .id,
+            m.id
+        );
         assert!(
             app.index()
                 .unwrap()
@@ -170,7 +185,7 @@ fn without_confirmation_nothing_is_deleted_and_the_counts_are_explained() {
         scope: ClearScope::Wing { wing: "w1".into() },
         confirm: false,
     };
-    match clear(&app, &req) {
+    match clear(&app, &Access::local(), &req) {
         Err(UseCaseError::Invalid(msg)) => {
             assert!(
                 msg.contains(
@@ -187,6 +202,7 @@ fn without_confirmation_nothing_is_deleted_and_the_counts_are_explained() {
     }
     match clear(
         &app,
+        &Access::local(),
         &ClearRequest {
             scope: ClearScope::All,
             confirm: false,
@@ -254,6 +270,7 @@ fn room_then_wing_scope_clear_only_what_they_name_also_after_a_restart() {
     // Room w1/decisions removes a (and its edge a→b) only.
     let out = clear(
         &app,
+        &Access::local(),
         &ClearRequest {
             scope: ClearScope::Room {
                 wing: "w1".into(),
@@ -266,7 +283,7 @@ fn room_then_wing_scope_clear_only_what_they_name_also_after_a_restart() {
     assert_eq!((out.memories, out.edges, out.tags), (1, 1, tags_a));
     assert_eq!(out.ids, vec![a.id]);
     assert!(render_text(&out).starts_with(
-        "Cleared 1 memories in wing 'w1' / room 'decisions'.\nDeleted: 1 memories, 1 causal edges"
+        "Cleared 1 memory in wing 'w1' / room 'decisions'.\nDeleted: 1 memory, 1 causal edge"
     ));
     assert_gone(&app, &[&a], &[&b, &c, &d]);
     assert_eq!(app.store.stats().unwrap().edges, 2);
@@ -285,6 +302,7 @@ fn room_then_wing_scope_clear_only_what_they_name_also_after_a_restart() {
     let scope = ClearScope::from_args(Some("room"), Some("w1"), None).unwrap();
     let out = clear(
         &app,
+        &Access::local(),
         &ClearRequest {
             scope,
             confirm: true,
@@ -301,6 +319,7 @@ fn room_then_wing_scope_clear_only_what_they_name_also_after_a_restart() {
     assert_eq!((stats.edges, stats.tags), (0, tags_of(&app, d.id)));
     assert!(timeline(
         &app,
+        &Access::local(),
         &TimelineRequest {
             wing: Some("w1".into()),
             ..TimelineRequest::default()
@@ -311,6 +330,7 @@ fn room_then_wing_scope_clear_only_what_they_name_also_after_a_restart() {
     .is_empty());
     let w1 = recall(
         &app,
+        &Access::local(),
         &RecallRequest {
             query: a.content.into(),
             wing: Some("w1".into()),
@@ -322,6 +342,7 @@ fn room_then_wing_scope_clear_only_what_they_name_also_after_a_restart() {
     // Clearing an empty scope is not an error.
     let empty = clear(
         &app,
+        &Access::local(),
         &ClearRequest {
             scope: ClearScope::Wing { wing: "w1".into() },
             confirm: true,
@@ -344,6 +365,7 @@ fn clear_all_empties_the_store_and_new_memories_are_found_again() {
     let m = fixture(&app);
     let out = clear(
         &app,
+        &Access::local(),
         &ClearRequest {
             scope: ClearScope::All,
             confirm: true,
@@ -379,6 +401,7 @@ fn clear_all_empties_the_store_and_new_memories_are_found_again() {
     );
     let rec = recall(
         &app,
+        &Access::local(),
         &RecallRequest {
             query: new.content.into(),
             ..RecallRequest::default()
@@ -408,11 +431,14 @@ fn forget_removes_one_memory_everywhere_for_good() {
         (b.id.to_string(), old.id.to_string()),
     );
     let tags_b = tags_of(&app, b.id);
-    let out = forget(&app, &format!("T0:{}", b.id)).unwrap();
+    let out = forget(&app, &Access::local(), &format!("T0:{}", b.id)).unwrap();
     assert_eq!((out.id, out.edges, out.tags), (b.id, 2, tags_b));
     let text = render_forget_text(&out);
     assert!(
-        text.starts_with(&format!("Forgot T0:{} ([fact] ", b.id)),
+        text.starts_with(&format!(
+            "Forgot {} ([fact] ",
+            mira_core::render::short_id(b.id)
+        )),
         "{text}"
     );
     assert!(
@@ -421,24 +447,24 @@ fn forget_removes_one_memory_everywhere_for_good() {
     );
     assert_gone(&app, &[&b], &[&a, &c, &d, &old]);
     assert_eq!(
-        load(&app, &old.id.to_string())
+        load(&app, &Access::local(), &old.id.to_string())
             .unwrap()
             .memory
             .superseded_by,
         None
     );
     assert_eq!(app.store.stats().unwrap().edges, 1);
-    assert!(load(&app, &a.id.to_string())
+    assert!(load(&app, &Access::local(), &a.id.to_string())
         .unwrap()
         .consequences
         .is_empty());
 
-    match forget(&app, &b.id.to_string()) {
+    match forget(&app, &Access::local(), &b.id.to_string()) {
         Err(UseCaseError::NotFound(msg)) => assert!(msg.contains("mira_recall"), "{msg}"),
         other => panic!("{other:?}"),
     }
     assert!(matches!(
-        forget(&app, "not-an-id"),
+        forget(&app, &Access::local(), "not-an-id"),
         Err(UseCaseError::Invalid(_))
     ));
 

@@ -17,6 +17,11 @@ fn fails(cmd: &mut Command, code: i32) -> String {
     String::from_utf8(out.stderr).unwrap()
 }
 
+/// The short id of a UUID, as human output prints it.
+fn short(id: &str) -> String {
+    id.replace('-', "")[..8].to_owned()
+}
+
 fn store(dir: &Path, text: &str, wing: &str, ty: &str) -> String {
     let out = stdout(mira(dir).args(["store", text, "--wing", wing, "--type", ty, "--json"]));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -41,13 +46,14 @@ fn timeline_causal_archive_clear_and_forget() {
     );
     let other = store(d, "The cache TTL is 300 seconds.", "ops", "fact");
 
+    let (sa, sb, so) = (short(&a), short(&b), short(&other));
     let tl = stdout(mira(d).args(["timeline", "--wing", "db"]));
     assert!(tl.starts_with("=== TIMELINE: db ===\n\n["), "{tl}");
     assert!(
-        tl.find(&format!("(ID: T0:{b})")) < tl.find(&format!("(ID: T0:{a})")),
+        tl.find(&format!("] {sb} ")) < tl.find(&format!("] {sa} ")),
         "newest first: {tl}"
     );
-    assert!(!tl.contains(&other));
+    assert!(!tl.contains(&so));
     let page: serde_json::Value = serde_json::from_str(&stdout(
         mira(d).args(["timeline", "--limit", "1", "--order", "oldest", "--json"]),
     ))
@@ -57,10 +63,7 @@ fn timeline_causal_archive_clear_and_forget() {
     let next = stdout(mira(d).args([
         "timeline", "--limit", "1", "--order", "oldest", "--cursor", &cursor,
     ]));
-    assert!(
-        next.contains(&format!("(ID: T0:{b})")) && next.contains("db | "),
-        "{next}"
-    );
+    assert!(next.contains(&format!("] {sb} db | ")), "{next}");
     assert!(fails(mira(d).args(["timeline", "--limit", "0"]), 2).contains("1 to 1000"));
     assert!(fails(mira(d).args(["timeline", "--since", "last tuesday"]), 2).contains("7d"));
 
@@ -70,7 +73,7 @@ fn timeline_causal_archive_clear_and_forget() {
         "{chain}"
     );
     assert!(
-        chain.contains("— triggered ") && chain.contains(&format!("(ID: T0:{a})")),
+        chain.contains("— triggered ") && chain.contains(&format!("→ {sa} [decision]")),
         "{chain}"
     );
     assert!(
@@ -88,14 +91,19 @@ fn timeline_causal_archive_clear_and_forget() {
         arch.starts_with("Archiving complete:\n- By id: 1\n"),
         "{arch}"
     );
-    assert!(!stdout(mira(d).args(["timeline", "--wing", "db"])).contains(&a));
+    assert!(!stdout(mira(d).args(["timeline", "--wing", "db"])).contains(&sa));
     assert!(
         stdout(mira(d).args(["timeline", "--wing", "db", "--include-archived"]))
-            .contains(&format!("(ID: T0:{a}) [archived]"))
+            .contains(&format!("] {sa} decision: "))
+    );
+    assert!(
+        stdout(mira(d).args(["timeline", "--wing", "db", "--include-archived"]))
+            .lines()
+            .any(|l| l.contains(&sa) && l.ends_with(" [archived]"))
     );
     assert!(stdout(mira(d).args(["load", &a])).contains("Archived: yes"));
     let back = stdout(mira(d).args(["archive", "--restore", &format!("T0:{a}")]));
-    assert!(back.starts_with("Unarchived 1 memories:\n"), "{back}");
+    assert!(back.starts_with("Unarchived 1 memory:\n"), "{back}");
     assert!(fails(mira(d).args(["archive", "--older-than", "0"]), 2).contains("1 to 36500"));
     assert!(
         fails(mira(d).args(["archive", "--id", &missing.to_string()]), 3)
@@ -122,7 +130,7 @@ fn timeline_causal_archive_clear_and_forget() {
     fails(mira(d).args(["clear", "--room", "decisions"]), 2);
     let cleared = stdout(mira(d).args(["clear", "--wing", "db", "--room", "decisions", "--yes"]));
     assert!(
-        cleared.starts_with("Cleared 1 memories in wing 'db' / room 'decisions'.\n"),
+        cleared.starts_with("Cleared 1 memory in wing 'db' / room 'decisions'.\n"),
         "{cleared}"
     );
     let gone = fails(mira(d).args(["load", &a]), 3);
@@ -131,13 +139,10 @@ fn timeline_causal_archive_clear_and_forget() {
         "{gone}"
     );
 
-    let forgot = stdout(mira(d).args(["forget", &format!("T0:{other}")]));
-    assert!(
-        forgot.starts_with(&format!("Forgot T0:{other} (")),
-        "{forgot}"
-    );
+    let forgot = stdout(mira(d).args(["forget", &format!("T0:{other}"), "--yes"]));
+    assert!(forgot.starts_with(&format!("Forgot {so} (")), "{forgot}");
     fails(mira(d).args(["load", &other]), 3);
-    fails(mira(d).args(["forget", &other]), 3);
+    fails(mira(d).args(["forget", &other, "--yes"]), 3);
     let recall = stdout(mira(d).args(["recall", "cache TTL seconds", "--json"]));
     assert!(!recall.contains(&other), "{recall}");
 
@@ -185,7 +190,7 @@ fn commands_that_never_search_leave_the_index_unread() {
         vec!["timeline"],
         vec!["load", &gone],
         vec!["pin", &gone],
-        vec!["forget", &gone],
+        vec!["forget", &gone, "--yes"],
     ] {
         let (_, log) = run(&args);
         assert!(!log.contains("read from the database"), "{args:?}: {log}");

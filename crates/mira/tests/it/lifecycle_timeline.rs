@@ -2,12 +2,14 @@
 
 use crate::common::hash_app;
 use chrono::{DateTime, Duration, TimeZone, Utc};
+use mira::usecases::access::Access;
 use mira::usecases::archive::{archive, ArchiveRequest};
 use mira::usecases::store::{store, store_batch, StoreRequest};
 use mira::usecases::timeline::{render_text, timeline, TimelineRequest};
 use mira::usecases::UseCaseError;
 use mira::App;
 use mira_core::memory::MemoryId;
+use mira_core::render::short_id;
 use mira_core::MemoryType;
 
 fn base() -> DateTime<Utc> {
@@ -22,11 +24,11 @@ fn put(app: &App, content: &str, wing: &str, ty: &str, at: DateTime<Utc>) -> Mem
         created_at: Some(at),
         ..StoreRequest::default()
     };
-    store(app, req).unwrap().id
+    store(app, &Access::local(), req).unwrap().id
 }
 
 fn ids(app: &App, req: &TimelineRequest) -> Vec<MemoryId> {
-    timeline(app, req)
+    timeline(app, &Access::local(), req)
         .unwrap()
         .items
         .iter()
@@ -103,7 +105,7 @@ fn filters_by_wing_room_and_type_newest_first() {
         limit: Some(1),
         ..alpha.clone()
     };
-    let page = timeline(&app, &one).unwrap();
+    let page = timeline(&app, &Access::local(), &one).unwrap();
     assert_eq!(page.items.len(), 1);
     assert_eq!(page.items[0].id, c);
     assert!(page.next_cursor.is_some());
@@ -123,6 +125,7 @@ fn text_form_follows_the_reference() {
     let [a, b, c, _] = fixture(&app);
     let out = timeline(
         &app,
+        &Access::local(),
         &TimelineRequest {
             wing: Some("alpha".into()),
             ..TimelineRequest::default()
@@ -131,27 +134,22 @@ fn text_form_follows_the_reference() {
     .unwrap();
     assert!(out.next_cursor.is_none());
     let text = render_text(&out);
+    let (sa, sb, sc) = (short_id(a), short_id(b), short_id(c));
     assert!(
-        text.starts_with("=== TIMELINE: alpha ===\n\n[2024-03-01 14:00] session_note: "),
-        "{text}"
-    );
-    assert!(
-        text.contains(&format!("(ID: T0:{c})\n[2024-03-01 13:00] fact: ")),
-        "{text}"
-    );
-    assert!(
-        text.contains(&format!(
-            "[2024-03-01 12:00] decision: PostgreSQL (ID: T0:{a})"
+        text.starts_with(&format!(
+            "=== TIMELINE: alpha ===\n\n[2024-03-01 14:00] {sc} session_note: We had a good discussion about the roadmap today.\n[2024-03-01 13:00] {sb} fact: "
         )),
         "{text}"
     );
     assert!(
-        text.contains(&format!("(ID: T0:{b})")) && !text.contains("next_cursor"),
+        text.contains(&format!("[2024-03-01 12:00] {sa} decision: PostgreSQL")),
         "{text}"
     );
+    assert!(!text.contains("next_cursor"), "{text}");
     let room = render_text(
         &timeline(
             &app,
+            &Access::local(),
             &TimelineRequest {
                 wing: Some("alpha".into()),
                 room: Some("facts".into()),
@@ -161,17 +159,24 @@ fn text_form_follows_the_reference() {
         .unwrap(),
     );
     assert!(
-        room.starts_with("=== TIMELINE: alpha ===\nRoom: facts\n\n[2024-03-01 13:00] fact: "),
+        room.starts_with(&format!(
+            "=== TIMELINE: alpha ===\nRoom: facts\n\n[2024-03-01 13:00] {sb} fact: "
+        )),
         "{room}"
     );
-    let all = render_text(&timeline(&app, &TimelineRequest::default()).unwrap());
+    let all = render_text(&timeline(&app, &Access::local(), &TimelineRequest::default()).unwrap());
     assert!(
-        all.starts_with("=== TIMELINE: all wings ===\n\n[2024-03-01 15:00] beta | fact: "),
+        all.starts_with("=== TIMELINE: all wings ===\n\n[2024-03-01 15:00] ")
+            && all
+                .lines()
+                .nth(2)
+                .is_some_and(|l| l.ends_with(" beta | fact: The cache TTL is 300 seconds.")),
         "{all}"
     );
     let paged = render_text(
         &timeline(
             &app,
+            &Access::local(),
             &TimelineRequest {
                 limit: Some(2),
                 ..TimelineRequest::default()
@@ -183,6 +188,7 @@ fn text_form_follows_the_reference() {
     let none = render_text(
         &timeline(
             &app,
+            &Access::local(),
             &TimelineRequest {
                 wing: Some("nobody".into()),
                 ..TimelineRequest::default()
@@ -338,7 +344,7 @@ fn invalid_arguments_say_how_to_fix_them() {
         ),
     ];
     for (req, expected) in cases {
-        match timeline(&app, &req) {
+        match timeline(&app, &Access::local(), &req) {
             Err(UseCaseError::Invalid(msg)) => {
                 assert!(msg.contains(expected), "{msg} (expected {expected})")
             }
@@ -381,7 +387,7 @@ fn cursor_pagination_is_exact_within_the_same_millisecond() {
                 order: Some(order.into()),
                 ..TimelineRequest::default()
             };
-            let page = timeline(&app, &req).unwrap();
+            let page = timeline(&app, &Access::local(), &req).unwrap();
             pages += 1;
             assert!(page.items.len() <= 7);
             seen.extend(page.items.iter().map(|i| i.id));
@@ -406,6 +412,7 @@ fn cursor_pagination_is_exact_within_the_same_millisecond() {
     // A page of exactly the remaining items has no cursor.
     let all = timeline(
         &app,
+        &Access::local(),
         &TimelineRequest {
             limit: Some(30),
             ..TimelineRequest::default()
@@ -429,6 +436,7 @@ fn archived_and_superseded_are_shown_only_when_asked_and_marked() {
     );
     let new = store(
         &app,
+        &Access::local(),
         StoreRequest {
             content: "The API rate limit is now 500 requests per minute.".into(),
             wing: "w".into(),
@@ -449,6 +457,7 @@ fn archived_and_superseded_are_shown_only_when_asked_and_marked() {
     );
     archive(
         &app,
+        &Access::local(),
         &ArchiveRequest {
             ids: vec![note.to_string()],
             ..ArchiveRequest::default()
@@ -462,6 +471,7 @@ fn archived_and_superseded_are_shown_only_when_asked_and_marked() {
     assert_eq!(ids(&app, &w), vec![new]);
     let sup = timeline(
         &app,
+        &Access::local(),
         &TimelineRequest {
             include_superseded: true,
             ..w.clone()
@@ -473,9 +483,11 @@ fn archived_and_superseded_are_shown_only_when_asked_and_marked() {
         vec![new, old]
     );
     assert_eq!(sup.items[1].superseded_by, Some(new));
-    assert!(render_text(&sup).contains(&format!("(ID: T0:{old}) [superseded by T0:{new}]")));
+    assert!(render_text(&sup).lines().any(|l| l.contains(&short_id(old))
+        && l.ends_with(&format!(" [superseded by {}]", short_id(new)))));
     let arch = timeline(
         &app,
+        &Access::local(),
         &TimelineRequest {
             include_archived: true,
             ..w.clone()
@@ -487,7 +499,9 @@ fn archived_and_superseded_are_shown_only_when_asked_and_marked() {
         vec![note, new]
     );
     assert!(arch.items[0].archived && arch.items[0].memory_type == MemoryType::SessionNote);
-    assert!(render_text(&arch).contains(&format!("(ID: T0:{note}) [archived]")));
+    assert!(render_text(&arch)
+        .lines()
+        .any(|l| l.contains(&short_id(note)) && l.ends_with(" [archived]")));
     let both = TimelineRequest {
         include_archived: true,
         include_superseded: true,
@@ -503,6 +517,7 @@ fn json_form_has_ids_times_and_the_cursor() {
     let [_, _, _, d] = fixture(&app);
     let out = timeline(
         &app,
+        &Access::local(),
         &TimelineRequest {
             limit: Some(1),
             ..TimelineRequest::default()

@@ -9,13 +9,18 @@ mod bad_input;
 mod batch_ingest;
 mod bench;
 mod cli;
+#[cfg(unix)]
+mod client_snippets;
 mod common;
 mod concurrency;
 mod context_block;
 #[cfg(unix)]
 mod crash_harness;
 mod eval_locomo;
+mod first_day;
 mod first_hour;
+mod hooks;
+mod hooks_install;
 mod lifecycle_archive;
 mod lifecycle_causal;
 mod lifecycle_clear;
@@ -27,10 +32,18 @@ mod mcp_stdio;
 mod module_graph;
 mod newer_first;
 mod ops_http;
+mod output_schema;
+mod pg_connect;
 #[path = "../../../mira-store/tests/it/pg_server.rs"]
 mod pg_server;
+#[cfg(target_os = "linux")]
+mod privacy;
 mod recall_usecase;
 mod redaction;
+mod scoped_tokens;
+mod setup_script;
+#[path = "../../../mira-store/tests/it/shared_dir.rs"]
+mod shared_dir;
 mod soul_mcp;
 mod soul_status;
 mod store_usecase;

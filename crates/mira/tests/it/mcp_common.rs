@@ -99,7 +99,6 @@ pub fn is_error(result: &Value) -> bool {
     result["isError"] == json!(true)
 }
 
-/// The memory id from a store's text (`Stored: <id>`).
 /// The ids of a `mira_recall` result's items, in display order.
 pub fn recalled_ids(result: &Value) -> Vec<String> {
     result["structuredContent"]["items"]
@@ -113,13 +112,16 @@ pub fn recalled_ids(result: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The id of the memory a `mira_store` result names (its text says `Stored: <short id>`; the
+/// structured content has the UUID).
 pub fn stored_id(result: &Value) -> String {
-    let t = text(result);
-    t.lines()
-        .next()
-        .and_then(|l| l.strip_prefix("Stored: "))
-        .unwrap_or_else(|| panic!("not a store result: {t}"))
-        .trim()
+    assert!(
+        text(result).starts_with("Stored: "),
+        "not a store result: {result}"
+    );
+    result["structuredContent"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in the store's structured content: {result}"))
         .to_owned()
 }
 
@@ -392,6 +394,11 @@ impl HttpServer {
         self.child.stdout.take().expect("stdout")
     }
 
+    /// The process id of the server (or of the program that started it, e.g. strace).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Stops the server (SIGTERM where available) and returns its exit status.
     pub fn stop(mut self) -> ExitStatus {
         #[cfg(unix)]
@@ -405,6 +412,11 @@ impl HttpServer {
         {
             let _ = self.child.kill();
         }
+        self.wait()
+    }
+
+    /// Waits (up to 20 s) for the server to end, and returns its exit status.
+    pub fn wait(&mut self) -> ExitStatus {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             if let Some(s) = self.child.try_wait().expect("wait for mira") {
@@ -570,6 +582,21 @@ impl HttpClient {
         let r = self.request("tools/call", json!({"name": name, "arguments": arguments}));
         assert!(r.get("error").is_none(), "{name}: protocol error {r}");
         r["result"].clone()
+    }
+
+    /// Ends the session (`DELETE` with its id), as a client does when it closes; returns the
+    /// HTTP status.
+    pub fn end_session(&mut self) -> u16 {
+        let session = self.session.take().expect("a session to end");
+        let mut req = self
+            .http
+            .delete(&self.url)
+            .header("Mcp-Session-Id", session)
+            .header("MCP-Protocol-Version", PROTOCOL);
+        if let Some(t) = &self.token {
+            req = req.bearer_auth(t);
+        }
+        req.send().expect("DELETE to mira").status().as_u16()
     }
 }
 

@@ -1,7 +1,7 @@
 //! MCP over streamable HTTP, end to end: `mira serve --http` with concurrent clients.
 
 use crate::mcp_common::*;
-use serde_json::json;
+use serde_json::{json, Value};
 use std::io::Read;
 use std::thread;
 use std::time::Instant;
@@ -88,7 +88,7 @@ fn two_http_clients_share_one_store() {
                 let id = &want[0];
                 let l = c.call_tool("mira_load", json!({"id": format!("T0:{id}")}));
                 assert!(
-                    text(&l).starts_with(&format!("[ID: {id} | Wing: shared |")),
+                    text(&l).starts_with(&format!("[ID: {} | Wing: shared |", &id[..8])),
                     "{l}"
                 );
             });
@@ -106,7 +106,7 @@ fn two_http_clients_share_one_store() {
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
     let bad = c.post_raw("{not json".into());
     assert_eq!(bad.status, 400, "{}", bad.body);
-    let v: serde_json::Value = serde_json::from_str(&bad.body).expect("JSON-RPC error body");
+    let v: Value = serde_json::from_str(&bad.body).expect("JSON-RPC error body");
     assert_eq!(v["error"]["code"], -32700, "{v}");
     let not_rpc = c.post_raw(r#"{"jsonrpc":"2.0","id":5,"params":[]}"#.into());
     assert_eq!(not_rpc.status, 400, "{}", not_rpc.body);
@@ -162,5 +162,58 @@ fn the_http_transport_can_require_a_token() {
     assert_eq!(c.initialize()["serverInfo"]["name"], "mira");
     let s = c.call_tool("mira_status", json!({}));
     assert_eq!(s["structuredContent"]["memories"], 0, "{s}");
+    assert!(server.stop().success());
+}
+
+/// Issue 34, item 8, over HTTP: errors in HTTP terms (a malformed body gets 400 and advice about
+/// the request body, not lines), requests for features mira does not offer get "method not
+/// found" without a warning in the log, and ending a session answers 204 (clients read 202 as
+/// a failure).
+#[test]
+fn http_speaks_http_and_probes_stay_quiet() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let server = HttpServer::start(dir.path());
+    let mut client = HttpClient::new(&server.url);
+    client.initialize();
+
+    let bad = client.post_raw("{not json".into());
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    let error: Value = serde_json::from_str(&bad.body).unwrap();
+    let message = error["error"]["message"].as_str().unwrap();
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    assert!(
+        message.contains("request body") && !message.contains("per line"),
+        "{message}"
+    );
+    let batch = client.post_raw("[]".into());
+    assert_eq!(batch.status, 400, "{}", batch.body);
+    assert!(
+        batch.body.contains("per request") && !batch.body.contains("line"),
+        "{}",
+        batch.body
+    );
+
+    for method in ["prompts/list", "resources/list", "resources/templates/list"] {
+        let r = client.request(method, json!({}));
+        assert_eq!(r["error"]["code"], -32601, "{method}: {r}");
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(method)),
+            "{r}"
+        );
+    }
+    let tools = client.request("tools/list", json!({}));
+    assert!(tools["result"]["tools"]
+        .as_array()
+        .is_some_and(|t| !t.is_empty()));
+
+    assert_eq!(client.end_session(), 204, "DELETE of the session");
+    let log = server.stderr();
+    assert!(
+        !log.contains("WARN"),
+        "the probes or the session's end warned:\n{log}"
+    );
     assert!(server.stop().success());
 }

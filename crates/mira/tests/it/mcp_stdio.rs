@@ -47,7 +47,10 @@ fn check_tool_list(tools: &[Value]) {
             "mira_recall" | "mira_load" | "mira_status" | "mira_timeline" | "mira_causal_chain"
         );
         assert_eq!(a["readOnlyHint"], json!(read_only), "{name}: {a}");
-        if matches!(name, "mira_archive" | "mira_clear_memory" | "mira_forget") {
+        if matches!(
+            name,
+            "mira_archive" | "mira_clear_memory" | "mira_forget" | "mira_unlink"
+        ) {
             assert_eq!(a["destructiveHint"], json!(true), "{name}: {a}");
         }
         assert_eq!(a["openWorldHint"], json!(false), "{name}: {a}");
@@ -207,7 +210,10 @@ fn every_tool_and_error(db: &Db) {
         let l = c.call_tool("mira_load", json!({"id": form}));
         assert!(!is_error(&l), "{l}");
         assert!(
-            text(&l).starts_with(&format!("[ID: {id_a} | Wing: infra |")),
+            text(&l).starts_with(&format!(
+                "[ID: {} | Wing: infra |",
+                &id_a.replace('-', "")[..8]
+            )),
             "{l}"
         );
         assert!(text(&l).contains(DECISION), "{l}");
@@ -385,7 +391,8 @@ fn lifecycle_tools(db: &Db) {
     let t = c.call_tool("mira_timeline", json!({"wing": "db"}));
     assert!(text(&t).starts_with("=== TIMELINE: db ===\n"), "{t}");
     assert!(
-        text(&t).contains(&format!("(ID: T0:{a})")) && text(&t).contains(&format!("(ID: T0:{b})")),
+        text(&t).contains(&format!("] {} decision: ", &a.replace('-', "")[..8]))
+            && text(&t).contains(&format!("] {} ", &b.replace('-', "")[..8])),
         "{t}"
     );
     assert_eq!(
@@ -397,7 +404,7 @@ fn lifecycle_tools(db: &Db) {
         json!({"wing": "db", "limit": "1", "order": "oldest"}),
     );
     assert!(
-        text(&page).contains(&a) && !text(&page).contains(&b),
+        text(&page).contains(&a[..8]) && !text(&page).contains(&b[..8]),
         "{page}"
     );
     let cursor = page["structuredContent"]["next_cursor"]
@@ -408,7 +415,7 @@ fn lifecycle_tools(db: &Db) {
         "mira_timeline",
         json!({"wing": "db", "limit": 1, "order": "oldest", "cursor": cursor}),
     );
-    assert!(text(&next).contains(&b), "{next}");
+    assert!(text(&next).contains(&b[..8]), "{next}");
     assert_tool_error(
         &c.call_tool("mira_timeline", json!({"limit": "abc"})),
         &["limit 'abc' is not a number", "1 to 1000"],
@@ -455,7 +462,7 @@ fn lifecycle_tools(db: &Db) {
     assert!(text(&dry).starts_with("Archive dry run"), "{dry}");
     let arch = c.call_tool("mira_archive", json!({"ids": [format!("T0:{a}")]}));
     assert!(
-        text(&arch).starts_with("Archiving complete:") && text(&arch).contains(&a),
+        text(&arch).starts_with("Archiving complete:") && text(&arch).contains(&a[..8]),
         "{arch}"
     );
     let t = c.call_tool(
@@ -464,7 +471,7 @@ fn lifecycle_tools(db: &Db) {
     );
     assert!(text(&t).contains("[archived]"), "{t}");
     let back = c.call_tool("mira_archive", json!({"restore": [a.clone()]}));
-    assert!(text(&back).starts_with("Unarchived 1 memories"), "{back}");
+    assert!(text(&back).starts_with("Unarchived 1 memory:"), "{back}");
     assert_tool_error(
         &c.call_tool(
             "mira_archive",
@@ -474,17 +481,17 @@ fn lifecycle_tools(db: &Db) {
     );
 
     let f = c.call_tool("mira_forget", json!({"id": format!("T0:{b}")}));
-    assert!(text(&f).starts_with(&format!("Forgot T0:{b}")), "{f}");
+    assert!(
+        text(&f).starts_with(&format!("Forgot {} (", &b.replace('-', "")[..8])),
+        "{f}"
+    );
     assert_tool_error(
         &c.call_tool("mira_load", json!({"id": b})),
         &["no memory has id"],
     );
 
     let e = c.call_tool("mira_clear_memory", json!({"mode": "wing", "wing": "db"}));
-    assert_tool_error(
-        &e,
-        &["would permanently delete 1 memories", "confirm: true"],
-    );
+    assert_tool_error(&e, &["would permanently delete 1 memory", "confirm: true"]);
     assert_tool_error(
         &c.call_tool("mira_clear_memory", json!({"mode": "x"})),
         &["mode is required"],
@@ -501,7 +508,7 @@ fn lifecycle_tools(db: &Db) {
         json!({"mode": "wing", "wing": "db", "confirm": true}),
     );
     assert!(
-        text(&cleared).starts_with("Cleared 1 memories in wing 'db'"),
+        text(&cleared).starts_with("Cleared 1 memory in wing 'db'"),
         "{cleared}"
     );
     let s = c.call_tool("mira_status", json!({}));
@@ -552,14 +559,17 @@ fn superseded_and_forgotten(db: &Db) {
     assert!(body.contains("500 requests"), "{body}");
     let loaded = c.call_tool("mira_load", json!({"id": format!("T0:{old}")}));
     assert!(
-        text(&loaded).contains(&new),
+        text(&loaded).contains(&format!("Superseded by: {}", &new[..8])),
         "load names the successor: {loaded}"
     );
     let t = c.call_tool(
         "mira_timeline",
         json!({"wing": "api", "include_superseded": true}),
     );
-    assert!(text(&t).contains(&old) && text(&t).contains(&new), "{t}");
+    assert!(
+        text(&t).contains(&old[..8]) && text(&t).contains(&new[..8]),
+        "{t}"
+    );
 
     let secret = stored_id(&c.call_tool(
         "mira_store",
@@ -702,4 +712,33 @@ fn history_keeps_its_dates_and_sessions() {
         .output()
         .unwrap();
     assert_eq!(cli.status.code(), Some(2));
+}
+
+/// Issue 34, item 8, over stdio: a client probing prompts and resources (mira offers tools only)
+/// gets "method not found", and the server's log (at its default level) stays quiet.
+#[test]
+fn probes_for_prompts_and_resources_get_method_not_found_quietly() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = StdioClient::spawn(dir.path(), &["serve"]);
+    client.initialize();
+    for method in [
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "completion/complete",
+    ] {
+        let r = client.request(method, json!({}));
+        assert_eq!(r["error"]["code"], -32601, "{method}: {r}");
+    }
+    let r = client.request("tools/list", json!({}));
+    assert!(
+        r["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{r}"
+    );
+    let log = client.stderr();
+    assert!(client.close().0.success());
+    assert!(!log.contains("WARN"), "{log}");
 }

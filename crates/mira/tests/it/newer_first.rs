@@ -4,6 +4,7 @@
 
 use crate::common::{config_in, model};
 use chrono::{DateTime, Duration, TimeZone, Utc};
+use mira::usecases::access::Access;
 use mira::usecases::recall::{recall, Order, RecallOutcome, RecallRequest};
 use mira::usecases::store::{store, StoreRequest};
 use mira::App;
@@ -23,6 +24,7 @@ fn day(n: i64) -> DateTime<Utc> {
 fn put(app: &App, content: &str, wing: &str, at: DateTime<Utc>) -> Uuid {
     store(
         app,
+        &Access::local(),
         StoreRequest {
             content: content.into(),
             wing: wing.into(),
@@ -37,6 +39,7 @@ fn put(app: &App, content: &str, wing: &str, at: DateTime<Utc>) -> Uuid {
 fn ask(app: &App, query: &str, wing: &str, order: Order) -> RecallOutcome {
     recall(
         app,
+        &Access::local(),
         &RecallRequest {
             query: query.into(),
             wing: Some(wing.into()),
@@ -87,6 +90,13 @@ fn the_newer_statement_comes_first_and_the_older_is_marked_with_both_dates() {
     for (n, (old_text, new_text, question)) in UPDATES.iter().enumerate() {
         let wing = format!("w{n}");
         let old = put(&app, old_text, &wing, day(0));
+        // Another memory of the older one's day: the newer's day comes up above that day.
+        put(
+            &app,
+            "The office plants are watered on Mondays.",
+            &wing,
+            day(0) + Duration::hours(2),
+        );
         for (k, t) in AROUND.iter().enumerate() {
             put(&app, t, &wing, day(10 + k as i64));
         }
@@ -94,6 +104,14 @@ fn the_newer_statement_comes_first_and_the_older_is_marked_with_both_dates() {
         let out = ask(&app, question, &wing, Order::Relevance);
         let (pn, po) = (position(&out, new), position(&out, old));
         assert!(pn < po, "the newer first:\n{}", out.text);
+        let days: Vec<&str> = out.text.lines().filter(|l| l.ends_with(" 2026:")).collect();
+        let distinct: std::collections::HashSet<&&str> = days.iter().collect();
+        assert_eq!(
+            days.len(),
+            distinct.len(),
+            "one line per day:\n{}",
+            out.text
+        );
         let marked = &out.items[po];
         assert_eq!(marked.newer, Some(new), "{}", out.text);
         assert_eq!(marked.superseded_by, None, "a mark, not a supersession");

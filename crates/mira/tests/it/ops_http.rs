@@ -1,15 +1,15 @@
-//! The health and metrics server: readiness before and after the store is open, component
-//! health, `/metrics` as Prometheus text that moves with the work done, and the server running
-//! beside both MCP transports of `mira serve`.
+//! The health and metrics endpoints: readiness before and after the store is open, component
+//! health, `/metrics` as Prometheus text that moves with the work done, on the port of
+//! `mira serve --http` and on a listener of their own beside either transport when asked for.
 
 use crate::common;
 use crate::mcp_common;
-use crate::mcp_common::{mira_command, HttpClient, StdioClient};
+use crate::mcp_common::{mira_command, HttpClient, HttpServer, StdioClient};
 use mira::ops::OpsServer;
+use mira::usecases::access::Access;
 use mira::usecases::store::{store, StoreRequest};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -105,7 +105,8 @@ fn ops_config(dir: &std::path::Path) -> mira::Config {
 fn ready_is_503_until_the_store_is_open_then_200() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cfg = ops_config(dir.path());
-    let ops = OpsServer::start(&cfg.metrics).expect("start ops");
+    let ops =
+        OpsServer::start(&cfg.metrics, mira::serving::Exposure::default()).expect("start ops");
     let base = format!("http://{}", ops.local_addr());
     assert!(ops.local_addr().ip().is_loopback());
 
@@ -138,7 +139,8 @@ fn ready_is_503_until_the_store_is_open_then_200() {
 fn health_reports_each_component_and_503_until_all_are_ok() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cfg = ops_config(dir.path());
-    let ops = OpsServer::start(&cfg.metrics).expect("start ops");
+    let ops =
+        OpsServer::start(&cfg.metrics, mira::serving::Exposure::default()).expect("start ops");
     let base = format!("http://{}", ops.local_addr());
     let app = Arc::new(
         mira::App::open_with_embedder(cfg, Arc::new(mira_embed::HashEmbedder::new(384)))
@@ -172,7 +174,8 @@ fn health_reports_each_component_and_503_until_all_are_ok() {
 fn metrics_parse_as_prometheus_text_and_move_after_a_store_and_a_recall() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cfg = ops_config(dir.path());
-    let ops = OpsServer::start(&cfg.metrics).expect("start ops");
+    let ops =
+        OpsServer::start(&cfg.metrics, mira::serving::Exposure::default()).expect("start ops");
     let url = format!("http://{}/metrics", ops.local_addr());
     let app = Arc::new(
         mira::App::open_with_embedder(cfg, Arc::new(mira_embed::HashEmbedder::new(384)))
@@ -195,6 +198,7 @@ fn metrics_parse_as_prometheus_text_and_move_after_a_store_and_a_recall() {
 
     store(
         &app,
+        &Access::local(),
         StoreRequest {
             content: "We decided to adopt PostgreSQL for the billing service.".into(),
             wing: "ops".into(),
@@ -205,6 +209,7 @@ fn metrics_parse_as_prometheus_text_and_move_after_a_store_and_a_recall() {
     .expect("store");
     mira::usecases::recall::recall(
         &app,
+        &Access::local(),
         &mira::usecases::recall::RecallRequest {
             query: "which database for billing".into(),
             budget: Some(500),
@@ -292,44 +297,30 @@ fn serve_over_stdio_counts_tool_calls_on_metrics() {
     assert!(status.success());
 }
 
+/// `mira serve --http` with the default metrics settings: `/health…` and `/metrics` on its own
+/// port beside `/mcp`, counting the calls made there, and no second listener (issue 34, item
+/// 6: a second server on the machine logged "cannot listen on 127.0.0.1:9090").
 #[test]
-fn serve_over_http_serves_metrics_in_the_same_process() {
+fn serve_over_http_serves_metrics_on_its_own_port_and_nowhere_else() {
     let _serial = mcp_common::serial();
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = with_metrics(mira_command(
-        dir.path(),
-        &["serve", "--http", "127.0.0.1:0"],
-    ))
-    .stdin(Stdio::null())
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("spawn");
-    let stderr = Arc::new(std::sync::Mutex::new(String::new()));
-    {
-        let (sink, mut pipe) = (stderr.clone(), child.stderr.take().expect("stderr"));
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = std::io::Read::read(&mut pipe, &mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        });
-    }
-    let read = || stderr.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let base = metrics_addr(read);
-    let mcp_url = loop {
-        let s = read();
-        if let Some(l) = s.lines().find(|l| l.contains("/mcp")) {
-            break l[l.find("http://").unwrap_or(0)..].trim().to_owned();
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    let start = || {
+        let mut cmd = mira_command(dir.path(), &["serve", "--http", "127.0.0.1:0"]);
+        cmd.env_remove("MIRA_METRICS_ENABLED")
+            .env_remove("MIRA_METRICS_ADDR")
+            .env("MIRA_LOG", "info");
+        HttpServer::spawn_command(cmd)
     };
-    let mut client = HttpClient::new(&mcp_url);
+    let (server, second) = (start(), start());
+    for s in [&server, &second] {
+        let log = s.stderr();
+        assert!(
+            !log.contains("9090") && !log.contains("cannot listen"),
+            "{log}"
+        );
+    }
+    let base = server.url.trim_end_matches("/mcp").to_owned();
+    let mut client = HttpClient::new(&server.url);
     client.initialize();
     let r = client.call_tool("mira_status", json!({}));
     assert!(!mcp_common::is_error(&r), "{r}");
@@ -341,11 +332,91 @@ fn serve_over_http_serves_metrics_in_the_same_process() {
         ),
         1.0
     );
-    let _ = std::process::Command::new("kill")
-        .arg("-TERM")
-        .arg(child.id().to_string())
-        .status();
-    let _ = child.wait();
+    assert_eq!(get_json(&format!("{base}/health/ready")).0, 200);
+    assert_eq!(
+        get_json(&format!("{base}/health/live")).1["status"],
+        "alive"
+    );
+    let (status, health) = get_json(&format!("{base}/health"));
+    assert!(status == 200 || status == 503, "{status}");
+    assert!(health["database"]["status"].is_string(), "{health}");
+    let log = server.stderr();
+    assert!(
+        log.contains(&format!("health and metrics on {base}/health")),
+        "{log}"
+    );
+    assert!(server.stop().success());
+    assert!(second.stop().success());
+}
+
+/// `metrics.enabled: false` turns the endpoints off on the server's port too, and `true` (or
+/// `--metrics ADDR`) adds a listener of their own; on the server's port `/metrics` and `/health`
+/// take the server's token when `metrics.auth_token` is not set, and the probes stay open.
+#[test]
+fn the_server_port_endpoints_follow_metrics_enabled_and_the_token() {
+    let _serial = mcp_common::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let off = HttpServer::start(dir.path());
+    let base = off.url.trim_end_matches("/mcp").to_owned();
+    assert_eq!(get(&format!("{base}/metrics")).0, 404);
+    assert_eq!(get(&format!("{base}/health/live")).0, 404);
+    assert!(off.stop().success());
+
+    let config = dir.path().join("config.yaml");
+    std::fs::write(&config, "mcp:\n  http:\n    auth_token: port-token\n").expect("config");
+    let config = config.to_string_lossy().into_owned();
+    let mut cmd = mira_command(
+        dir.path(),
+        &[
+            "--config",
+            &config,
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--metrics",
+            "127.0.0.1:0",
+        ],
+    );
+    cmd.env_remove("MIRA_METRICS_ENABLED");
+    let both = HttpServer::spawn_command(cmd);
+    // The listener of their own starts first (before the store opens), then the server's port.
+    let own = metrics_addr(|| both.stderr());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let base = loop {
+        let log = both.stderr();
+        assert!(Instant::now() < deadline, "no MCP address: {log}");
+        if let Some(l) = log
+            .lines()
+            .find(|l| l.contains("MCP over streamable HTTP on"))
+        {
+            break l[l.find("http://").unwrap_or(0)..]
+                .trim()
+                .trim_end_matches("/mcp")
+                .to_owned();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_ne!(own, base, "a listener of their own");
+    assert_protected_by(&base, "port-token");
+    assert_eq!(
+        get(&format!("{own}/metrics")).0,
+        200,
+        "no metrics.auth_token"
+    );
+    assert!(both.stop().success());
+}
+
+/// `/metrics` and `/health` at `base` need `token` (a wrong one is refused too); the probes
+/// `/health/live` and `/health/ready` stay open.
+fn assert_protected_by(base: &str, token: &str) {
+    for path in ["/metrics", "/health"] {
+        assert_eq!(get(&format!("{base}{path}")).0, 401, "{path}");
+        assert_eq!(get_with_token(&format!("{base}{path}"), "wrong"), 401);
+    }
+    assert_eq!(get_with_token(&format!("{base}/metrics"), token), 200);
+    for probe in ["/health/live", "/health/ready"] {
+        assert_eq!(get(&format!("{base}{probe}")).0, 200, "{probe} stays open");
+    }
 }
 
 fn get_with_token(url: &str, token: &str) -> u16 {
@@ -384,19 +455,7 @@ fn metrics_can_require_a_token_and_no_secret_reaches_logs_or_status() {
     let r = client.call_tool("mira_status", json!({}));
     let status_tool = r.to_string();
 
-    assert_eq!(get(&format!("{base}/metrics")).0, 401);
-    assert_eq!(get(&format!("{base}/health")).0, 401);
-    assert_eq!(get_with_token(&format!("{base}/metrics"), "wrong"), 401);
-    assert_eq!(
-        get_with_token(&format!("{base}/metrics"), "metrics-s3cret-token"),
-        200
-    );
-    assert_eq!(
-        get(&format!("{base}/health/live")).0,
-        200,
-        "probes stay open"
-    );
-    assert_eq!(get(&format!("{base}/health/ready")).0, 200);
+    assert_protected_by(&base, "metrics-s3cret-token");
 
     // The webhook delivery to the closed port fails and is dead-lettered (logged) meanwhile.
     std::thread::sleep(Duration::from_millis(1500));

@@ -3,6 +3,7 @@
 
 use crate::common::{config_in, hash_app};
 use mira::config::Config;
+use mira::usecases::access::Access;
 use mira::usecases::load::load;
 use mira::usecases::recall::{recall, RecallRequest};
 use mira::usecases::store::{render_text, store, StoreRequest};
@@ -30,16 +31,18 @@ fn req(content: &str) -> StoreRequest {
 fn secrets_are_redacted_before_anything_is_stored() {
     let dir = tempfile::tempdir().unwrap();
     let app = hash_app(dir.path());
-    let out = store(&app, req(&leaky())).unwrap();
+    let out = store(&app, &Access::local(), req(&leaky())).unwrap();
     assert!(out.stored);
     assert_eq!(out.redacted, 2);
     assert!(
-        render_text(&out).contains("Redacted: 2 secret(s)"),
+        render_text(&out).contains("Redacted: 2 secrets replaced"),
         "{}",
         render_text(&out)
     );
 
-    let m = load(&app, &out.id.to_string()).unwrap().memory;
+    let m = load(&app, &Access::local(), &out.id.to_string())
+        .unwrap()
+        .memory;
     assert!(!m.content.contains(API_KEY) && !m.content.contains(PASSWORD));
     assert!(
         m.content.contains("[REDACTED:api_key]") && m.content.contains("[REDACTED:password]"),
@@ -52,6 +55,7 @@ fn secrets_are_redacted_before_anything_is_stored() {
     // Neither the full-text index nor the rendered context can give the secret back.
     let r = recall(
         &app,
+        &Access::local(),
         &RecallRequest {
             query: format!("billing API key {API_KEY} {PASSWORD}"),
             ..RecallRequest::default()
@@ -74,10 +78,15 @@ fn secrets_are_redacted_before_anything_is_stored() {
     );
 
     // The same leaky text again is an exact duplicate of the redacted memory.
-    let again = store(&app, req(&leaky())).unwrap();
+    let again = store(&app, &Access::local(), req(&leaky())).unwrap();
     assert_eq!((again.stored, again.id, again.redacted), (false, out.id, 2));
 
-    let clean = store(&app, req("The staging host runs Debian 12.")).unwrap();
+    let clean = store(
+        &app,
+        &Access::local(),
+        req("The staging host runs Debian 12."),
+    )
+    .unwrap();
     assert_eq!(clean.redacted, 0);
     assert!(!render_text(&clean).contains("Redacted"));
 }
@@ -92,8 +101,10 @@ fn redaction_can_be_turned_off() {
     let mut cfg = config_in(dir.path());
     cfg.storage.redact_secrets = false;
     let app = App::open_with_embedder(cfg, Arc::new(mira_embed::HashEmbedder::new(384))).unwrap();
-    let out = store(&app, req(&leaky())).unwrap();
+    let out = store(&app, &Access::local(), req(&leaky())).unwrap();
     assert_eq!(out.redacted, 0);
-    let m = load(&app, &out.id.to_string()).unwrap().memory;
+    let m = load(&app, &Access::local(), &out.id.to_string())
+        .unwrap()
+        .memory;
     assert_eq!(m.content, leaky());
 }

@@ -2,6 +2,7 @@
 
 use crate::common;
 use crate::common::{app, hash_app, SEED};
+use mira::usecases::access::Access;
 use mira::usecases::load::load;
 use mira::usecases::store::{store, store_batch, StoreRequest};
 use mira::usecases::UseCaseError;
@@ -19,11 +20,11 @@ fn req(content: &str, wing: &str) -> StoreRequest {
 fn seed_decision_gives_the_expected_fingerprint() {
     let dir = tempfile::tempdir().unwrap();
     let app = hash_app(dir.path());
-    let out = store(&app, req(SEED, "proj")).unwrap();
+    let out = store(&app, &Access::local(), req(SEED, "proj")).unwrap();
     assert!(out.stored);
     assert_eq!(out.memory_type, MemoryType::Decision);
     assert_eq!(out.room, "decisions");
-    let m = load(&app, &format!("T0:{}", out.id)).unwrap();
+    let m = load(&app, &Access::local(), &format!("T0:{}", out.id)).unwrap();
     let fp = &m.memory.fingerprint;
     assert_eq!(fp.decision.as_deref(), Some("PostgreSQL"));
     assert_eq!(fp.rejected, vec!["MySQL", "MongoDB"]);
@@ -54,7 +55,7 @@ fn types_are_classified() {
         ("We had a good discussion about the roadmap today.", MemoryType::SessionNote, "session"),
     ];
     for (text, ty, room) in cases {
-        let out = store(&app, req(text, "w")).unwrap();
+        let out = store(&app, &Access::local(), req(text, "w")).unwrap();
         assert_eq!((out.memory_type, out.room.as_str()), (ty, room), "{text}");
     }
     let forced = StoreRequest {
@@ -62,7 +63,7 @@ fn types_are_classified() {
         room: Some("misc".into()),
         ..req("whatever happened", "w")
     };
-    let out = store(&app, forced).unwrap();
+    let out = store(&app, &Access::local(), forced).unwrap();
     assert_eq!(
         (out.memory_type, out.room.as_str()),
         (MemoryType::Fact, "misc")
@@ -73,14 +74,16 @@ fn types_are_classified() {
 fn follow_up_creates_a_causal_edge_to_the_decision() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(dir.path());
-    let decision = store(&app, req(SEED, "proj")).unwrap();
+    let decision = store(&app, &Access::local(), req(SEED, "proj")).unwrap();
     let unrelated = store(
         &app,
+        &Access::local(),
         req("The office coffee machine is broken again.", "proj"),
     )
     .unwrap();
     let follow = store(
         &app,
+        &Access::local(),
         req(
             "We reverted the PostgreSQL migration because of replication lag in production.",
             "proj",
@@ -97,7 +100,7 @@ fn follow_up_creates_a_causal_edge_to_the_decision() {
         "links: {:?}",
         follow.links
     );
-    let loaded = load(&app, &decision.id.to_string()).unwrap();
+    let loaded = load(&app, &Access::local(), &decision.id.to_string()).unwrap();
     let edge = loaded
         .consequences
         .iter()
@@ -115,6 +118,7 @@ fn follow_up_creates_a_causal_edge_to_the_decision() {
     // The same cue in another wing links nothing: detection stays within a wing.
     let other = store(
         &app,
+        &Access::local(),
         req(
             "We reverted the PostgreSQL migration because of lag.",
             "elsewhere",
@@ -128,11 +132,26 @@ fn follow_up_creates_a_causal_edge_to_the_decision() {
 fn exact_duplicates_return_the_existing_id() {
     let dir = tempfile::tempdir().unwrap();
     let app = hash_app(dir.path());
-    let first = store(&app, req("The API listens on port 8080.", "w")).unwrap();
-    let again = store(&app, req("  The API listens on port 8080.\n", "w")).unwrap();
+    let first = store(
+        &app,
+        &Access::local(),
+        req("The API listens on port 8080.", "w"),
+    )
+    .unwrap();
+    let again = store(
+        &app,
+        &Access::local(),
+        req("  The API listens on port 8080.\n", "w"),
+    )
+    .unwrap();
     assert_eq!(again.id, first.id);
     assert!(!again.stored);
-    let other_wing = store(&app, req("The API listens on port 8080.", "w2")).unwrap();
+    let other_wing = store(
+        &app,
+        &Access::local(),
+        req("The API listens on port 8080.", "w2"),
+    )
+    .unwrap();
     assert_ne!(other_wing.id, first.id);
     assert_eq!(app.store.stats().unwrap().memories, 2);
 }
@@ -141,8 +160,18 @@ fn exact_duplicates_return_the_existing_id() {
 fn near_duplicates_are_stored_and_linked() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(dir.path());
-    let first = store(&app, req("The API listens on port 8080.", "w")).unwrap();
-    let near = store(&app, req("The API listens on port 8080!", "w")).unwrap();
+    let first = store(
+        &app,
+        &Access::local(),
+        req("The API listens on port 8080.", "w"),
+    )
+    .unwrap();
+    let near = store(
+        &app,
+        &Access::local(),
+        req("The API listens on port 8080!", "w"),
+    )
+    .unwrap();
     assert!(near.stored);
     assert_ne!(near.id, first.id);
     assert_eq!(near.near_duplicate_of, Some(first.id));
@@ -185,7 +214,7 @@ fn invalid_input_is_rejected_and_nothing_is_stored() {
         ),
     ];
     for (r, expected) in cases {
-        match store(&app, r) {
+        match store(&app, &Access::local(), r) {
             Err(UseCaseError::Invalid(msg)) => {
                 assert!(msg.contains(expected), "{msg} (expected {expected})")
             }
@@ -217,7 +246,12 @@ fn batch_store_embeds_in_batches_and_reports_each_item() {
     assert_eq!(dup.id, results[1].as_ref().unwrap().id);
     assert_eq!(app.store.stats().unwrap().memories, 8);
     // Batched embeddings equal one-by-one embeddings.
-    let one = store(&app, req("A single memory stored alone.", "b")).unwrap();
+    let one = store(
+        &app,
+        &Access::local(),
+        req("A single memory stored alone.", "b"),
+    )
+    .unwrap();
     let stored = common::embedding(&app, one.id);
     let direct = common::model()
         .embed("A single memory stored alone.")
@@ -230,19 +264,27 @@ fn batch_store_embeds_in_batches_and_reports_each_item() {
 fn load_accepts_printed_ids_and_explains_unknown_ones() {
     let dir = tempfile::tempdir().unwrap();
     let app = hash_app(dir.path());
-    let out = store(&app, req("The cache TTL is 300 seconds.", "w")).unwrap();
+    let out = store(
+        &app,
+        &Access::local(),
+        req("The cache TTL is 300 seconds.", "w"),
+    )
+    .unwrap();
     for form in [
         out.id.to_string(),
         format!("T0:{}", out.id),
         format!(" ID: t0:{} ", out.id),
     ] {
-        assert_eq!(load(&app, &form).unwrap().memory.id, out.id);
+        assert_eq!(
+            load(&app, &Access::local(), &form).unwrap().memory.id,
+            out.id
+        );
     }
-    match load(&app, "T0:abc") {
+    match load(&app, &Access::local(), "T0:abc") {
         Err(UseCaseError::Invalid(m)) => assert!(m.contains("mira_recall"), "{m}"),
         other => panic!("{other:?}"),
     }
-    match load(&app, &uuid::Uuid::new_v4().to_string()) {
+    match load(&app, &Access::local(), &uuid::Uuid::new_v4().to_string()) {
         Err(UseCaseError::NotFound(m)) => {
             assert!(m.contains("mira_recall or mira_timeline"), "{m}")
         }

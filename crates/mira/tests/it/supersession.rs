@@ -161,7 +161,10 @@ fn updates_in_everyday_wording_supersede_and_lookalikes_do_not() {
         if n == 0 {
             // mira_load says which slot replaced it.
             let l = c.call_tool("mira_load", json!({"id": old_id}));
-            let want = format!("Superseded by: T0:{new_id} (location of i: paris → berlin)");
+            let want = format!(
+                "Superseded by: {} (location of i: paris → berlin)",
+                &new_id[..8]
+            );
             assert!(crate::mcp_common::text(&l).contains(&want), "{l}");
         }
         let pos = |id| ids.iter().position(|x| *x == id);
@@ -239,7 +242,7 @@ fn a_request_to_forget_retracts_and_restore_brings_it_back() {
     );
     // Summaries are the memory's first words.
     assert!(
-        out.starts_with("Unarchived 1 memories")
+        out.starts_with("Unarchived 1 memory:")
             && out.contains("The Q3 marketing budget is $50,000"),
         "{out}"
     );

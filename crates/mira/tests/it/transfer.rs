@@ -2,6 +2,7 @@
 //! on both backends and from one to the other.
 
 use crate::common::{mira, stdout, Db, SEED};
+use mira::usecases::access::Access;
 use mira::usecases::archive::{archive, ArchiveRequest};
 use mira::usecases::store::{store, StoreRequest};
 use std::path::Path;
@@ -15,12 +16,14 @@ fn req(content: &str, wing: &str) -> StoreRequest {
 }
 
 /// A store with a decision, a causal follow-up, a superseded fact, an archived note and a
-/// second wing. Returns the ids of the decision and the follow-up.
+/// second wing with a memory a client hook captured. Returns the ids of the decision and the
+/// follow-up.
 fn populate(db: &Db) -> (String, String) {
     let app = db.app();
-    let decision = store(&app, req(SEED, "proj")).unwrap().id;
+    let decision = store(&app, &Access::local(), req(SEED, "proj")).unwrap().id;
     let follow = store(
         &app,
+        &Access::local(),
         req(
             "We reverted the PostgreSQL migration because the replication lag was too high.",
             "proj",
@@ -33,30 +36,52 @@ fn populate(db: &Db) -> (String, String) {
     );
     let old = store(
         &app,
+        &Access::local(),
         req("The API rate limit is 100 requests per minute.", "proj"),
     )
     .unwrap()
     .id;
     store(
         &app,
+        &Access::local(),
         StoreRequest {
             supersedes: Some(old.to_string()),
             ..req("The API rate limit is now 500 requests per minute.", "proj")
         },
     )
     .unwrap();
-    let note = store(&app, req("We had a long call about the roadmap.", "proj"))
-        .unwrap()
-        .id;
+    let note = store(
+        &app,
+        &Access::local(),
+        req("We had a long call about the roadmap.", "proj"),
+    )
+    .unwrap()
+    .id;
     archive(
         &app,
+        &Access::local(),
         &ArchiveRequest {
             ids: vec![note.to_string()],
             ..ArchiveRequest::default()
         },
     )
     .unwrap();
-    store(&app, req("I prefer tabs over spaces.", "other")).unwrap();
+    store(
+        &app,
+        &Access::local(),
+        req("I prefer tabs over spaces.", "other"),
+    )
+    .unwrap();
+    store(
+        &app,
+        &Access::local(),
+        StoreRequest {
+            source: mira_store::Source::Captured,
+            session_id: Some("a-claude-code-session".into()),
+            ..req("Request: indent the YAML files with two spaces.", "other")
+        },
+    )
+    .unwrap();
     (decision.to_string(), follow.id.to_string())
 }
 
@@ -82,7 +107,12 @@ fn round_trip(src: &Db) {
     let (decision, follow) = populate(src);
     let full = export(src, &["--embeddings"]);
     let plain = export(src, &[]);
-    assert_eq!(full.lines().count(), 6);
+    assert_eq!(full.lines().count(), 7);
+    assert_eq!(
+        plain.matches("\"source\":\"captured\"").count(),
+        1,
+        "the source is exported when a hook captured the memory"
+    );
     let model = crate::common::default_model_name();
     assert!(full.contains(&format!(
         "\"embedding\":{{\"model\":\"{model}\",\"dim\":384,"
@@ -108,7 +138,7 @@ fn round_trip(src: &Db) {
     let a = src.another();
     let summary = import(&a, &full_file);
     assert!(
-        summary.starts_with("Imported: 6 (0 embedded)\nDuplicates skipped: 0\n"),
+        summary.starts_with("Imported: 7 (0 embedded)\nDuplicates skipped: 0\n"),
         "{summary}"
     );
     assert!(summary.contains("Errors: 0"), "{summary}");
@@ -116,13 +146,13 @@ fn round_trip(src: &Db) {
 
     // Without embeddings: re-embedded with the model, everything else identical.
     let b = src.another();
-    assert!(import(&b, &plain_file).starts_with("Imported: 6 (6 embedded)"));
+    assert!(import(&b, &plain_file).starts_with("Imported: 7 (7 embedded)"));
     assert_eq!(export(&b, &[]), plain);
 
     // The restored store works: load shows the link, recall finds the memories (index built),
     // the archived note stays out of recall.
     let loaded = stdout(b.mira().args(["load", &follow]));
-    assert!(loaded.contains(&decision), "{loaded}");
+    assert!(loaded.contains(&decision[..8]), "{loaded}");
     let recalled = stdout(
         b.mira()
             .args(["recall", "PostgreSQL migration", "--wing", "proj"]),
@@ -136,13 +166,13 @@ fn round_trip(src: &Db) {
     // Importing again changes nothing.
     let again = import(&a, &full_file);
     assert!(
-        again.starts_with("Imported: 0 (0 embedded)\nDuplicates skipped: 6\n"),
+        again.starts_with("Imported: 0 (0 embedded)\nDuplicates skipped: 7\n"),
         "{again}"
     );
     assert_eq!(export(&a, &["--embeddings"]), full);
 
     // One wing only.
-    assert_eq!(export(src, &["--wing", "other"]).lines().count(), 1);
+    assert_eq!(export(src, &["--wing", "other"]).lines().count(), 2);
 }
 
 #[test]
@@ -156,13 +186,13 @@ fn moving_from_sqlite_to_postgres_and_back_is_lossless() {
     let files = tempfile::tempdir().unwrap();
     let file = files.path().join("sqlite.jsonl");
     std::fs::write(&file, &full).unwrap();
-    assert!(import(&pg, &file).starts_with("Imported: 6 (0 embedded)"));
+    assert!(import(&pg, &file).starts_with("Imported: 7 (0 embedded)"));
     let from_pg = export(&pg, &["--embeddings"]);
     assert_eq!(from_pg, full, "SQLite -> PostgreSQL");
     let back = Db::sqlite();
     let file = files.path().join("postgres.jsonl");
     std::fs::write(&file, &from_pg).unwrap();
-    assert!(import(&back, &file).starts_with("Imported: 6 (0 embedded)"));
+    assert!(import(&back, &file).starts_with("Imported: 7 (0 embedded)"));
     assert_eq!(
         export(&back, &["--embeddings"]),
         full,
@@ -208,7 +238,7 @@ fn a_corrupt_line_in_the_middle_imports_all_the_others() {
         "a skipped line makes the exit code 1"
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["imported"], 6, "{report}");
+    assert_eq!(report["imported"], 7, "{report}");
     let errors = report["errors"].as_array().unwrap();
     let at: Vec<&str> = errors.iter().map(|e| e["at"].as_str().unwrap()).collect();
     assert_eq!(at, ["line 4", "line 5", "line 6"], "{report}");
@@ -216,7 +246,7 @@ fn a_corrupt_line_in_the_middle_imports_all_the_others() {
     assert!(errors[2]["message"].as_str().unwrap().contains("wing"));
     let status = stdout(mira(store_dir.path()).args(["status", "--json"]));
     let status: serde_json::Value = serde_json::from_str(&status).unwrap();
-    assert_eq!(status["memories"], 6, "{status}");
+    assert_eq!(status["memories"], 7, "{status}");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 use crate::common::hash_app;
 use crate::mcp_common::{mira_command, serial, HttpServer};
+use mira::usecases::access::Access;
 use mira::usecases::edit::{edit, EditRequest};
 use mira::usecases::recall::{recall, RecallRequest};
 use mira::usecases::store::{store, StoreRequest};
@@ -125,6 +126,10 @@ fn the_api_needs_the_token_and_refuses_cross_site_and_foreign_host_requests() {
     assert_eq!(status, 200, "{s}");
     assert_eq!(s["status"]["memories"], 0, "{s}");
     assert_eq!(s["soul"], false);
+    assert_eq!(
+        s["token_required"], true,
+        "the page offers to change the token"
+    );
     let (status, e) = read("soul?agent=ada");
     assert_eq!(status, 404, "{e}");
     assert!(says(&e, "--with-soul"), "{e}");
@@ -211,8 +216,22 @@ fn the_api_needs_the_token_and_refuses_cross_site_and_foreign_host_requests() {
     let (status, e) = read("recall?query=port&budget=0");
     assert_eq!(status, 400, "{e}");
     assert!(says(&e, "1 to 100000"), "{e}");
-    let (status, e) = read("memory?id=00000000-0000-4000-8000-000000000000");
-    assert_eq!(status, 404, "{e}");
+    // The page of an id that names no memory speaks to the person reading it, not in the
+    // tools' terms.
+    for (path, status_wanted, says_what) in [
+        (
+            "memory?id=00000000-0000-4000-8000-000000000000",
+            404,
+            "may have been forgotten",
+        ),
+        ("memory?id=deadbeef", 404, "No memory has the id deadbeef"),
+        ("memory?id=not-an-id", 400, "is not a memory id"),
+    ] {
+        let (status, e) = read(path);
+        assert_eq!(status, status_wanted, "{path}: {e}");
+        assert!(says(&e, says_what), "{path}: {e}");
+        assert!(!e.to_string().contains("mira_"), "{path}: {e}");
+    }
     let (status, e) = json_of(
         post(&http, api("pin"), &json!({"id": id}))
             .header(AUTHORIZATION, &bearer)
@@ -276,7 +295,7 @@ fn fact(app: &mira::App, content: &str, wing: &str) -> mira_core::memory::Memory
         memory_type: Some("fact".into()),
         ..StoreRequest::default()
     };
-    store(app, r).expect("store").id
+    store(app, &Access::local(), r).expect("store").id
 }
 
 #[test]
@@ -286,7 +305,7 @@ fn an_edit_refiles_a_memory_and_derives_its_fingerprint_again() {
     let text = "We chose Redis for the session cache because it keeps latency under 2 ms.";
     let id = fact(&app, text, "alpha");
     let twin = fact(&app, text, "beta");
-    let before = load::load(&app, &id.to_string()).expect("load");
+    let before = load::load(&app, &Access::local(), &id.to_string()).expect("load");
     assert_eq!(
         before.memory.fingerprint.memory_type.map(|t| t.as_str()),
         Some("fact")
@@ -294,6 +313,7 @@ fn an_edit_refiles_a_memory_and_derives_its_fingerprint_again() {
 
     let out = edit(
         &app,
+        &Access::local(),
         &EditRequest {
             id: id.to_string()[..8].into(),
             wing: Some("gamma".into()),
@@ -303,7 +323,7 @@ fn an_edit_refiles_a_memory_and_derives_its_fingerprint_again() {
     )
     .expect("edit");
     assert_eq!(out.changed, vec!["wing", "room", "type"]);
-    let after = load::load(&app, &id.to_string()).expect("load");
+    let after = load::load(&app, &Access::local(), &id.to_string()).expect("load");
     assert_eq!(
         (after.memory.wing.as_str(), after.memory.room.as_str()),
         ("gamma", "caching")
@@ -322,7 +342,7 @@ fn an_edit_refiles_a_memory_and_derives_its_fingerprint_again() {
             wing: Some(wing.into()),
             ..RecallRequest::default()
         };
-        recall(&app, &r)
+        recall(&app, &Access::local(), &r)
             .expect("recall")
             .items
             .iter()
@@ -337,6 +357,7 @@ fn an_edit_refiles_a_memory_and_derives_its_fingerprint_again() {
 
     let same = edit(
         &app,
+        &Access::local(),
         &EditRequest {
             id: id.to_string(),
             room: Some("caching".into()),
@@ -365,7 +386,7 @@ fn an_edit_refiles_a_memory_and_derives_its_fingerprint_again() {
             "no memory has id",
         ),
     ] {
-        match edit(&app, &r) {
+        match edit(&app, &Access::local(), &r) {
             Err(UseCaseError::Invalid(m)) | Err(UseCaseError::NotFound(m)) => {
                 assert!(m.contains(expect), "{m}")
             }
@@ -390,6 +411,7 @@ fn each_recalled_item_says_why_it_was_picked() {
     );
     let r = recall(
         &app,
+        &Access::local(),
         &RecallRequest {
             query: "billing service invoices".into(),
             ..RecallRequest::default()

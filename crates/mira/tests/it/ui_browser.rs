@@ -1,8 +1,11 @@
 //! The memory browser in a real headless Chromium, driven through WebDriver (chromedriver):
 //! a store with part of a LoCoMo conversation, a search that shows what `mira recall` answers
-//! for the same query and budget, a memory's page, a causal link followed, the actions (pin,
-//! edit, archive, restore, forget, store), a stored `<script>` shown as text, the token asked
-//! once. The run takes screenshots of the main views: into `docs/` (shown in the README) with
+//! for the same query and budget (each result with its text), a memory's page, a causal link
+//! followed, removed and made again by hand, the actions (pin, edit, archive, restore, forget,
+//! store in the wing being browsed), a stored `<script>` shown as text, the token asked once (and
+//! its button only where a token is needed), a bad address answered for a person, and no view
+//! wider than an 800 px window. The run takes screenshots of the main views: into `docs/` (shown
+//! in the README) with
 //! `MIRA_UPDATE_SCREENSHOTS=1`, else into the target directory.
 //!
 //! Chromium and chromedriver come from `scripts/browser.sh` (Debian's packages); the test runs
@@ -166,13 +169,20 @@ async fn until(c: &Client, js: &str, what: &str) -> Value {
     }
 }
 
+/// Clicks `css` once it is there, scrolled to the middle of the window first (a control that
+/// the browser scrolls to the top edge would sit under the sticky bar, as a person never sees it).
 async fn click(c: &Client, css: &str) {
-    c.wait()
+    let e = c
+        .wait()
         .at_most(WAIT)
         .for_element(Locator::Css(css))
         .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"))
-        .click()
+        .unwrap_or_else(|e| panic!("{css}: {e}"));
+    let arg = serde_json::to_value(&e).expect("an element reference");
+    c.execute("arguments[0].scrollIntoView({block: 'center'});", vec![arg])
+        .await
+        .unwrap_or_else(|e| panic!("scroll to {css}: {e}"));
+    e.click()
         .await
         .unwrap_or_else(|e| panic!("click {css}: {e}"));
 }
@@ -242,6 +252,25 @@ fn cli_recall(dir: &Path) -> (Vec<String>, String) {
         .map(|i| i["id"].as_str().expect("id").to_owned())
         .collect();
     (ids, r["text"].as_str().expect("text").to_owned())
+}
+
+/// A block as `mira recall` prints it, but for the tokens used: the page shows the agent's,
+/// whose closing line names the MCP tool instead of the command (a token apart in the title).
+fn as_on_the_command_line(block: &str) -> String {
+    without_tokens_used(&block.replace(
+        "mira_load(id) gives one in full.",
+        "`mira load ID` gives one in full.",
+    ))
+}
+
+/// The block with its title's `used/budget tokens` as `budget tokens`.
+fn without_tokens_used(block: &str) -> String {
+    let (title, rest) = block.split_once('\n').unwrap_or((block, ""));
+    let title: Vec<&str> = title
+        .split(" · ")
+        .map(|part| part.split_once('/').map_or(part, |(_, budget)| budget))
+        .collect();
+    format!("{}\n{rest}", title.join(" · "))
 }
 
 /// Waits until the page shows memory `id`, and returns its text as shown.
@@ -367,6 +396,8 @@ fn the_memory_browser_in_chromium() {
         type_into(&c, "#token-input", TOKEN).await;
         click(&c, "#token-ok").await;
         until(&c, "return document.querySelectorAll('.card.wing').length", "the wings").await;
+        // A token is required here: the page offers to change it.
+        until(&c, "return !document.getElementById('token-button').hidden", "the Token button").await;
         let wings = until(&c, "return [...document.querySelectorAll('.card.wing')].map(w => w.dataset.wing)", "wing names").await;
         assert_eq!(wings, json!(["locomo", "shop"]));
         screenshot(&c, "ui-wings.png").await;
@@ -384,7 +415,18 @@ fn the_memory_browser_in_chromium() {
         let (cli_ids, cli_block) = cli_recall(d);
         assert!(!ids.is_empty(), "nothing recalled");
         assert_eq!(ids, cli_ids, "the page and mira recall disagree");
-        assert_eq!(block, cli_block, "the block shown is not the agent's");
+        assert_eq!(as_on_the_command_line(&block), without_tokens_used(&cli_block), "the block shown is not the agent's");
+        assert!(block.ends_with("mira_load(id) gives one in full."), "{block}");
+        // Each result shows the memory as the block shows it (text, facts or header), not a
+        // bare id.
+        let texts = until(&c, "return [...document.querySelectorAll('#results td.memory-cell > a')].map(a => a.textContent)", "the results' texts").await;
+        let texts = texts.as_array().expect("texts");
+        assert_eq!(texts.len(), ids.len());
+        for shown in texts {
+            let shown = shown.as_str().expect("text");
+            assert!(shown.len() > 12, "a result shows {shown:?}");
+            assert!(block.contains(shown.trim_end_matches(" …")), "{shown:?} is not in the block");
+        }
         let why = until(&c, "return document.querySelector('#results td.why').textContent", "why").await;
         assert!(why.as_str().is_some_and(|w| w.starts_with("#1 of ")), "{why}");
         screenshot(&c, "ui-search.png").await;
@@ -414,6 +456,20 @@ fn the_memory_browser_in_chromium() {
         screenshot(&c, "ui-memory.png").await;
         c.execute("document.querySelector('#causes').scrollIntoView()", vec![]).await.expect("scroll");
         screenshot(&c, "ui-graph.png").await;
+
+        // Fix the links by hand: remove the one to the cause, then make it again from the form.
+        click(&c, &format!("#causes li[data-id='{cause_id}'] button.unlink")).await;
+        confirm(&c).await;
+        until(&c, &format!("return !document.querySelector(\"#causes li[data-id='{cause_id}']\") && !!document.getElementById('link-form')"), "the link removed").await;
+        assert_eq!(run_json(d, &["load", effect_id, "--json"])["causes"], json!([]));
+        c.execute("document.getElementById('link-way').value = 'from'", vec![]).await.expect("way");
+        type_into(&c, "#link-other", &cause_id[..8]).await;
+        c.execute("document.getElementById('link-relation').value = 'resolves'", vec![]).await.expect("relation");
+        click(&c, "#link-form button[type=submit]").await;
+        confirm(&c).await;
+        until(&c, &format!("return document.querySelector(\"#causes li[data-id='{cause_id}']\")?.dataset.relation"), "the link made").await;
+        let causes = run_json(d, &["load", effect_id, "--json"])["causes"].clone();
+        assert_eq!((&causes[0]["id"], &causes[0]["relation"]), (&json!(cause_id), &json!("resolves")), "{causes}");
         click(&c, &format!("#causes a[data-id='{cause_id}']")).await;
         assert_eq!(memory_shown(&c, cause_id).await, CAUSE);
 
@@ -457,10 +513,15 @@ fn the_memory_browser_in_chromium() {
         until(&c, "return document.body.dataset.view === 'timeline'", "the timeline after forgetting").await;
         let (again, block) = search(&c).await;
         assert!(!again.contains(&first), "{first} still recalled after forgetting it");
-        assert_eq!((again, block), cli_recall(d));
+        let (cli_ids, cli_block) = cli_recall(d);
+        assert_eq!((again, as_on_the_command_line(&block)), (cli_ids, without_tokens_used(&cli_block)));
 
-        // Store a new memory from the page.
+        // Store a new memory from the page: the form starts in the wing being browsed.
+        c.goto(&format!("{url}#/timeline?wing=shop")).await.expect("shop's timeline");
+        until(&c, "return document.querySelectorAll('#timeline li[data-id]').length", "shop's timeline").await;
         click(&c, "nav a[data-view=store]").await;
+        let wing = until(&c, "return document.getElementById('new-wing')?.value", "the new memory's wing").await;
+        assert_eq!(wing, json!("shop"), "New memory starts in the wing being browsed");
         type_into(&c, "#new-content", "Jon's studio opens downtown with Marley flooring on the main floor.").await;
         type_into(&c, "#new-wing", "locomo").await;
         click(&c, "#store-form button[type=submit]").await;
@@ -491,6 +552,48 @@ fn the_memory_browser_in_chromium() {
         .await;
         assert_eq!(last[2], json!(true), "the breezy capture drifted: {last}");
         screenshot(&c, "ui-identity.png").await;
+
+        // An address that names no memory: a page for a person, with a way on.
+        for (bad, says) in [("deadbeef", "No memory has the id deadbeef"), ("not-an-id", "is not a memory id")] {
+            c.goto(&format!("{url}#/memory/{bad}")).await.expect("bad id");
+            let text = until(&c, "return document.getElementById('no-memory')?.innerText", "the no-such-memory page").await;
+            let text = text.as_str().expect("text");
+            assert!(text.starts_with("No such memory") && text.contains(says), "{text}");
+            assert!(!text.contains("mira_") && text.contains("Search"), "{text}");
+        }
+
+        // 800 px wide: no view is wider than the window.
+        c.set_window_size(800, 900).await.expect("resize");
+        let views = [
+            "#/".to_owned(),
+            format!("#/search?q={}&budget={BUDGET}", QUERY.replace(' ', "%20").replace('?', "%3F")),
+            "#/timeline?wing=locomo".to_owned(),
+            format!("#/memory/{effect_id}"),
+            "#/store".to_owned(),
+            "#/health".to_owned(),
+            "#/soul?agent=ada".to_owned(),
+        ];
+        for view in &views {
+            let renders = c.execute("return Number(document.body.dataset.renders)", vec![]).await.expect("renders");
+            c.goto(&format!("{url}{view}")).await.expect("view");
+            let js = format!("return Number(document.body.dataset.renders) > {renders} && !document.querySelector('#graph p.muted')");
+            until(&c, &js, view).await;
+            let widths = c
+                .execute("return [document.documentElement.scrollWidth, document.documentElement.clientWidth]", vec![])
+                .await
+                .expect("widths");
+            assert!(widths[1].as_i64().is_some_and(|w| w <= 800), "{widths}");
+            assert!(widths[0].as_i64() <= widths[1].as_i64(), "{view} overflows at 800 px: {widths}");
+        }
+        c.set_window_size(1280, 900).await.expect("resize");
+
+        // Without a token, the page has no Token button.
+        let open = HttpServer::spawn(d, &["ui", "--addr", "127.0.0.1:0"]);
+        c.goto(&open.url).await.expect("the page without a token");
+        until(&c, "return document.querySelectorAll('.card.wing').length", "the wings").await;
+        let hidden = c.execute("return document.getElementById('token-button').hidden", vec![]).await.expect("button");
+        assert_eq!(hidden, json!(true), "a Token button without a token");
+        assert!(open.stop().success());
         c.close().await.expect("close the session");
     });
     assert!(server.stop().success());

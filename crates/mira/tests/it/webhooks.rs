@@ -5,6 +5,7 @@
 use crate::common;
 use hmac::{Hmac, KeyInit, Mac};
 use mira::config::{WebhookEndpoint, WebhookEndpointDetail};
+use mira::usecases::access::Access;
 use mira::usecases::store::{store, StoreRequest};
 use mira::App;
 use serde_json::Value;
@@ -158,6 +159,7 @@ fn open(cfg: mira::Config) -> App {
 fn put(app: &App, content: &str) -> mira::usecases::store::StoreOutcome {
     store(
         app,
+        &Access::local(),
         StoreRequest {
             content: content.into(),
             wing: "hooks".into(),
@@ -232,6 +234,7 @@ fn every_lifecycle_use_case_emits_its_event_and_content_is_sent_only_on_request(
     let old = put(&app, "The deploy target is the eu-west cluster.");
     let new = store(
         &app,
+        &Access::local(),
         StoreRequest {
             content: "The deploy target is now the us-east cluster.".into(),
             wing: "hooks".into(),
@@ -242,16 +245,18 @@ fn every_lifecycle_use_case_emits_its_event_and_content_is_sent_only_on_request(
     .expect("store");
     mira::usecases::archive::archive(
         &app,
+        &Access::local(),
         &mira::usecases::archive::ArchiveRequest {
             ids: vec![old.id.to_string()],
             ..Default::default()
         },
     )
     .expect("archive");
-    mira::usecases::clear::forget(&app, &new.id.to_string()).expect("forget");
+    mira::usecases::clear::forget(&app, &Access::local(), &new.id.to_string()).expect("forget");
     let third = put(&app, "Room cleanup note for the hooks wing.");
     mira::usecases::clear::clear(
         &app,
+        &Access::local(),
         &mira::usecases::clear::ClearRequest {
             scope: mira::usecases::clear::ClearScope::Wing {
                 wing: "hooks".into(),
@@ -486,7 +491,7 @@ fn a_full_queue_never_fails_nor_blocks_a_store() {
         overflowed.len() as f64
     );
     assert_eq!(
-        mira::usecases::status::status(&app)
+        mira::usecases::status::status(&app, &Access::local())
             .expect("status")
             .memories,
         6,

@@ -77,8 +77,22 @@ export async function getOverview(fresh = false) {
   if (!overview || fresh) {
     overview = await api.get("status");
     document.getElementById("nav-soul").hidden = !overview.soul;
+    // The token can be changed only where one is needed.
+    document.getElementById("token-button").hidden = !overview.token_required;
   }
   return overview;
+}
+
+const WING_KEY = "mira.wing";
+
+/** The wing being browsed: the last one a view was filtered by or a memory's page showed. */
+export function browsedWing() {
+  return sessionStorage.getItem(WING_KEY) || "";
+}
+
+/** Remembers `wing` as the one being browsed. */
+export function browsing(wing) {
+  if (wing) sessionStorage.setItem(WING_KEY, wing);
 }
 
 /** Forgets the cached status (after a change). */
@@ -102,6 +116,7 @@ async function route() {
   const [path, query] = raw.split("?");
   const [name, ...rest] = path.split("/");
   const params = new URLSearchParams(query || "");
+  browsing(params.get("wing"));
   const view = routes[name] || views.wingsView;
   for (const a of document.querySelectorAll("nav a")) {
     const current = a.dataset.view === (name || "wings");

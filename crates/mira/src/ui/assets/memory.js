@@ -1,25 +1,49 @@
-// A memory's page: its text (T0), fingerprint (T1), tags, causal links, supersession chain,
-// dates, its causal neighbourhood drawn, and the actions on it (each confirmed first).
+// A memory's page: its text (T0), fingerprint (T1), tags, causal links (added and removed by
+// hand too), supersession chain, dates, its causal neighbourhood drawn, and the actions on it
+// (each confirmed first).
 
 import * as api from "./api.js";
 import { h, put, when, short, memoryLink, num, field, select } from "./dom.js";
-import { say, flash, confirmAction, go, changed } from "./main.js";
+import { say, flash, confirmAction, go, changed, browsing } from "./main.js";
 import { causalGraph } from "./charts.js";
 
 /** Depth of the neighbourhood drawn around a memory. */
 const GRAPH_DEPTH = 2;
 
-function linkList(id, title, edges, lines, empty) {
-  const byId = new Map(lines.map((l) => [l.id, l]));
+/** The links of `m` one way (`edges`), each with a button removing it unless read-only. */
+function linkList(id, title, edges, m, overview, empty) {
+  const byId = new Map(m.linked.map((l) => [l.id, l]));
   return h("div", { class: "links", id },
     h("h3", {}, title),
     edges.length === 0 ? h("p", { class: "muted" }, empty) : h("ul", {}, edges.map((e) => {
       const l = byId.get(e.id);
-      return h("li", {},
+      return h("li", { dataset: { id: e.id, relation: e.relation } },
         memoryLink(e.id, l ? l.summary : short(e.id)),
         h("span", { class: "muted" }, ` — ${e.relation}, confidence ${num(e.confidence)}`),
-        l ? h("span", { class: "muted" }, ` · ${l.type} · ${when(l.created_at)}`) : null);
+        l ? h("span", { class: "muted" }, ` · ${l.type} · ${when(l.created_at)}`) : null,
+        overview.read_only ? null : h("button", { type: "button", class: "unlink", "aria-label": `Unlink ${short(e.id)}`, onclick: () => act(
+          `Remove the link (${e.relation}) between memory ${m.short_id} and memory ${short(e.id)}? Both memories stay.`,
+          "Unlink", "unlink", { from: m.id, to: e.id, relation: e.relation }, "Unlinked.") }, "Unlink…"));
     })));
+}
+
+/** Links this memory to another one, which it led to or follows from. */
+function linkForm(m, overview) {
+  if (overview.read_only) return null;
+  const way = select({ id: "link-way" }, [["to", "led to"], ["from", "follows from"]], "to");
+  const other = h("input", { id: "link-other", required: true, placeholder: "its id, as the timeline or a search shows it", autocomplete: "off" });
+  const relation = select({ id: "link-relation" }, overview.relations, overview.relations[0]);
+  const form = h("form", { id: "link-form", class: "filters" },
+    field(`Memory ${m.short_id}`, way), field("Other memory", other), field("Relation", relation),
+    h("button", { type: "submit" }, "Link…"));
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const id = other.value.trim();
+    const [from, to] = way.value === "to" ? [m.id, id] : [id, m.id];
+    act(`Link memory ${short(from)} to memory ${short(to)}, which follows from it (${relation.value})?`,
+      "Link", "link", { from, to, relation: relation.value }, "Linked.");
+  });
+  return form;
 }
 
 function versionList(title, lines) {
@@ -88,13 +112,24 @@ function editForm(m, overview) {
 
 /** The page of memory `arg` (its id). */
 export async function memoryView({ arg, overview }) {
-  const m = await api.get("memory", { id: arg });
+  let m;
+  try {
+    m = await api.get("memory", { id: arg });
+  } catch (e) {
+    if (e.status !== 404 && e.status !== 400) throw e;
+    return h("section", { id: "no-memory", "aria-labelledby": "no-memory-title" },
+      h("h1", { id: "no-memory-title" }, "No such memory"),
+      h("p", {}, e.message),
+      h("p", {}, h("a", { href: "#/search" }, "Search"), " or browse the ", h("a", { href: "#/timeline" }, "timeline"), " to find it."));
+  }
+  browsing(m.wing);
   const graph = h("div", { id: "graph", class: "graph" }, h("p", { class: "muted" }, "Drawing the causal neighbourhood…"));
   api.get("graph", { id: m.id, depth: GRAPH_DEPTH })
     .then((chain) => put(graph, causalGraph(chain)))
     .catch((e) => put(graph, h("p", { class: "error" }, e.message)));
   const badges = [
     m.pinned ? h("span", { class: "badge" }, "pinned") : null,
+    m.source === "captured" ? h("span", { class: "badge captured", title: "kept by a client hook from session " + (m.session_id || "?") }, "captured") : null,
     m.archived ? h("span", { class: "badge" }, "archived") : null,
     m.superseded_by ? h("span", { class: "badge" }, "superseded") : null,
   ];
@@ -114,8 +149,9 @@ export async function memoryView({ arg, overview }) {
     m.tags.length ? h("ul", { class: "tags" }, m.tags.map((t) => h("li", { title: t.kind }, t.tag))) : h("p", { class: "muted" }, "No tags."),
     h("h2", {}, "Causal links"),
     h("div", { class: "two" },
-      linkList("causes", "Caused by", m.causes, m.linked, "No recorded cause."),
-      linkList("consequences", "Led to", m.consequences, m.linked, "No recorded consequence.")),
+      linkList("causes", "Caused by", m.causes, m, overview, "No recorded cause."),
+      linkList("consequences", "Led to", m.consequences, m, overview, "No recorded consequence.")),
+    linkForm(m, overview),
     h("h2", {}, "Causal neighbourhood"),
     graph,
     m.earlier_versions.length || m.later_versions.length ? [

@@ -2,7 +2,7 @@
 
 import * as api from "./api.js";
 import { h, put, when, short, memoryLink, num, field, select } from "./dom.js";
-import { say, confirmAction, go, changed, getOverview } from "./main.js";
+import { say, confirmAction, go, changed, getOverview, browsedWing } from "./main.js";
 import { driftChart } from "./charts.js";
 
 /** The wings of the store with their rooms, and what to do with each. */
@@ -29,7 +29,8 @@ export async function wingsView({ overview }) {
             })),
             h("p", { class: "actions" },
               h("a", { href: "#/search?wing=" + encodeURIComponent(wing) }, "Search this wing"),
-              h("a", { href: "#/timeline?wing=" + encodeURIComponent(wing) }, "Timeline")));
+              h("a", { href: "#/timeline?wing=" + encodeURIComponent(wing) }, "Timeline"),
+              h("a", { href: "#/store?wing=" + encodeURIComponent(wing) }, "New memory")));
         })));
 }
 
@@ -51,7 +52,7 @@ export async function searchView({ params, overview }) {
   range.addEventListener("input", () => { number.value = range.value; });
   number.addEventListener("input", () => { range.value = number.value; });
   const wingSel = select({ id: "wing", name: "wing" }, [["", "all wings"], ...Object.keys(overview.status.by_wing)], wing);
-  const orderSel = select({ id: "order", name: "order" }, [["relevance", "most relevant first"], ["time", "oldest first"]], order);
+  const orderSel = select({ id: "order", name: "order" }, [["relevance", "most relevant day first"], ["time", "oldest first"]], order);
   const form = h("form", { id: "search-form", class: "search", role: "search" },
     field("Query", q),
     h("div", { class: "budget" }, field("Budget (tokens)", h("span", { class: "pair" }, range, number))),
@@ -79,24 +80,36 @@ export async function searchView({ params, overview }) {
   return h("section", { "aria-labelledby": "search-title" }, h("h1", { id: "search-title" }, "Search"), form, out);
 }
 
+/** Longest text a result shows; its page has the whole memory. */
+const SHOWN_CHARS = 280;
+
+/** What the block shows of a recalled item (its text, facts or header), without its id. */
+function shownText(it) {
+  const text = it.text.replace(/^\[[0-9a-f]+\]\s*/, "").trim();
+  if (text.length <= SHOWN_CHARS) return text;
+  const cut = text.slice(0, SHOWN_CHARS);
+  return cut.slice(0, Math.max(cut.lastIndexOf(" "), SHOWN_CHARS / 2)) + " …";
+}
+
 function recallResult(r) {
   const rows = r.items.map((it, i) => h("tr", { dataset: { id: it.id } },
     h("td", { class: "num" }, String(i + 1)),
-    h("td", {}, memoryLink(it.id, it.short_id)),
+    h("td", { class: "memory-cell" },
+      memoryLink(it.id, shownText(it)),
+      h("div", { class: "meta" },
+        h("code", {}, it.short_id), ` · ${it.memory_type} · ${it.wing} / ${it.room} · `,
+        h("span", { class: "date" }, when(it.created_at)), " · ",
+        h("span", { class: "mode " + it.mode }, it.mode), ` · ${it.tokens} tokens`,
+        it.pinned ? h("span", { class: "badge" }, "pinned") : null)),
     h("td", { class: "rel" }, h("meter", { min: 0, max: 1, value: it.relevance, title: num(it.relevance, 3) }), " ", num(it.relevance, 3)),
-    h("td", {}, h("span", { class: "mode " + it.mode }, it.mode)),
-    h("td", { class: "num" }, String(it.tokens)),
-    h("td", {}, it.memory_type, it.pinned ? h("span", { class: "badge" }, "pinned") : null),
-    h("td", {}, it.wing + " / " + it.room),
-    h("td", { class: "date" }, when(it.created_at)),
     h("td", { class: "why" }, it.why)));
   return [
     h("p", { class: "summary" },
       `${r.items.length} memories · ${r.used} of ${r.budget} tokens · ${r.candidates} candidates · ${num(r.millis, 0)} ms`,
       r.fallback_wing ? ` · answered by fallback wing ${r.fallback_wing}` : ""),
-    r.items.length === 0 ? h("p", {}, "Nothing recalled for this query.") : h("table", { class: "items" },
-      h("caption", {}, "Recalled memories, in the block's order"),
-      h("thead", {}, h("tr", {}, ["#", "Id", "Relevance", "Mode", "Tokens", "Type", "Wing / room", "Date", "Why"].map((t) => h("th", { scope: "col" }, t)))),
+    r.items.length === 0 ? h("p", {}, "Nothing recalled for this query.") : h("table", { class: "items results" },
+      h("caption", {}, "Recalled memories, in the block's order, each as the block shows it (full text, facts or header)"),
+      h("thead", {}, h("tr", {}, ["#", "Memory", "Relevance", "Why"].map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, rows)),
     h("h2", {}, "Context block, as the agent receives it"),
     h("pre", { id: "block", class: "block", tabindex: 0 }, r.text),
@@ -114,23 +127,24 @@ export async function timelineView({ params, overview }) {
   const archived = h("input", { id: "tl-archived", type: "checkbox", checked: p("archived") === "1" });
   const superseded = h("input", { id: "tl-superseded", type: "checkbox", checked: p("superseded") === "1" });
   const order = select({ id: "tl-order", name: "order" }, [["newest", "newest first"], ["oldest", "oldest first"]], p("order") || "newest");
+  const source = select({ id: "tl-source", name: "source" }, [["", "any source"], ["stored", "stored"], ["captured", "captured by hooks"]], p("source"));
   const form = h("form", { id: "timeline-form", class: "filters" },
     field("Wing", wingSel), field("Room", room), field("Type", type), field("Since", since), field("Until", until),
-    field("Order", order),
+    field("Source", source), field("Order", order),
     h("label", { class: "check" }, archived, " archived"),
     h("label", { class: "check" }, superseded, " superseded"),
     h("button", { type: "submit", class: "primary" }, "Show"));
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const q = new URLSearchParams();
-    for (const [k, el] of [["wing", wingSel], ["room", room], ["type", type], ["since", since], ["until", until]]) if (el.value) q.set(k, el.value);
+    for (const [k, el] of [["wing", wingSel], ["room", room], ["type", type], ["since", since], ["until", until], ["source", source]]) if (el.value) q.set(k, el.value);
     if (order.value !== "newest") q.set("order", order.value);
     if (archived.checked) q.set("archived", "1");
     if (superseded.checked) q.set("superseded", "1");
     go("#/timeline?" + q);
   });
   const query = {
-    wing: p("wing"), room: p("room"), type: p("type"), since: p("since"), until: p("until"), order: p("order"),
+    wing: p("wing"), room: p("room"), type: p("type"), since: p("since"), until: p("until"), order: p("order"), source: p("source"),
     archived: p("archived") === "1", superseded: p("superseded") === "1", limit: 50,
   };
   const list = h("ol", { id: "timeline", class: "timeline" });
@@ -143,6 +157,7 @@ export async function timelineView({ params, overview }) {
         h("span", { class: "wing" }, it.wing + " / " + it.room),
         h("span", { class: "type" }, it.memory_type),
         memoryLink(it.id, it.summary),
+        it.source === "captured" ? h("span", { class: "badge captured" }, "captured") : null,
         it.archived ? h("span", { class: "badge" }, "archived") : null,
         it.superseded_by ? h("span", { class: "badge" }, "superseded") : null));
     }
@@ -155,10 +170,12 @@ export async function timelineView({ params, overview }) {
 }
 
 /** A form to store a new memory, through the same use case as mira_store. */
-export async function storeView({ overview }) {
+export async function storeView({ params, overview }) {
   const content = h("textarea", { id: "new-content", rows: 6, required: true, autofocus: true, placeholder: "One self-contained statement: a decision and why, a fact, a preference…" });
   const wings = Object.keys(overview.status.by_wing);
-  const wing = h("input", { id: "new-wing", required: true, list: "wing-names", value: wings[0] || "", autocomplete: "off" });
+  // The wing being browsed, else the only one; with several and none browsed, a choice to make.
+  const chosen = params.get("wing") || browsedWing() || (wings.length === 1 ? wings[0] : "");
+  const wing = h("input", { id: "new-wing", required: true, list: "wing-names", value: chosen, autocomplete: "off", placeholder: "a project, e.g. my-app" });
   const room = h("input", { id: "new-room", placeholder: "the type's room" });
   const type = select({ id: "new-type" }, [["", "classify from the text"], ...overview.types], "");
   const pinned = h("input", { id: "new-pinned", type: "checkbox" });

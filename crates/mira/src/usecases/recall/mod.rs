@@ -2,13 +2,15 @@
 //!
 //! query → embedding (LRU cache, expansion variants averaged) → the memories of the scope ranked
 //! by relevance from the in-memory catalog (`retrieve`: BM25 and cosine fused by z-scores,
-//! session-neighbour propagation, entity boost; see `mira_core::rank`) → fallback wings when the
-//! scope is empty → the successors of superseded memories, and the scope's pinned memories →
+//! session-neighbour propagation, entity boost, session diversity; see `mira_core::rank`), with
+//! how far the best stands above the scope's background → fallback wings when the scope is
+//! empty → the successors of superseded memories, and the scope's pinned memories →
 //! the allocator walks down the relevance order (pinned first, relevance floor, redundancy,
 //! richest mode that fits; `mira_core::allocate`) → newer first within a subject
-//! (`newer_first`: of two chosen memories about the same thing, the newer above, the older
-//! marked as an earlier statement) → the context block, shown by relevance or in time order. The whole answer, frame included, never exceeds the budget. Recall never writes
-//! to the database.
+//! (`newer_first`, off by default: of two chosen memories about the same thing, the newer
+//! above, the older marked as an earlier statement) → the context block, shown by relevance or
+//! in time order; when nothing stands out, a short block that says so. The whole answer, frame
+//! included, never exceeds the budget. Recall never writes to the database.
 
 mod context;
 mod newer_first;
@@ -17,16 +19,18 @@ mod why;
 
 pub use retrieve::query_vector;
 
+use super::access::{Access, Wings};
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::config::SupersededPolicy;
 use crate::App;
 use mira_core::lexical::Bm25Params;
 use mira_core::memory::MemoryId;
-use mira_core::rank::RankParams;
+use mira_core::rank::{RankParams, Standout, StandoutLevels};
 use mira_core::render::Frame;
+pub use mira_core::render::Surface;
 use mira_store::index::{Card, VectorIndexManager};
 use mira_store::Scope;
-use retrieve::{rank, RankInput};
+use retrieve::{rank, RankInput, Ranking};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -41,6 +45,10 @@ pub const INSTRUCTIONS_MIN_BUDGET: u32 = 500;
 /// The line a recall ranked without the model adds under the query.
 pub const LEXICAL_ONLY_NOTICE: &str =
     "Note: ranked by words only (no embedding model installed: run scripts/fetch-model.sh).";
+
+/// The line a recall adds under the query when no memory stands out.
+pub const NOTHING_RELEVANT_NOTICE: &str =
+    "Note: nothing in memory closely matches this query; the nearest memories follow.";
 
 /// A recall request.
 #[derive(Debug, Clone, Default)]
@@ -59,13 +67,16 @@ pub struct RecallRequest {
     pub rank: Option<RankParams>,
     /// The order of the memories in the block.
     pub order: Order,
+    /// Who reads the block (its closing line names their way to load a memory).
+    pub surface: Surface,
 }
 
 /// The order of the memories in the context block.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Order {
-    /// Most relevant first (pinned memories before all).
+    /// Grouped by day, the day of the most relevant memory first (pinned memories before
+    /// all), each day's memories most relevant first.
     #[default]
     Relevance,
     /// Oldest first.
@@ -79,14 +90,14 @@ impl std::str::FromStr for Order {
             "relevance" => Ok(Order::Relevance),
             "time" => Ok(Order::Time),
             other => Err(format!(
-                "order '{other}' is not known: use relevance (most relevant first) or time (oldest first)"
+                "order '{other}' is not known: use relevance (the most relevant day first) or time (oldest first)"
             )),
         }
     }
 }
 
 /// One memory in the recalled context.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RecalledItem {
     /// Its id.
     pub id: MemoryId,
@@ -120,7 +131,7 @@ pub struct RecalledItem {
 }
 
 /// The result of a recall.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RecallOutcome {
     /// The query.
     pub query: String,
@@ -147,8 +158,35 @@ pub struct RecallOutcome {
     /// Whether the ranking had no query embedding (no model installed): BM25 alone, and the
     /// block says so under the query.
     pub lexical_only: bool,
-    /// Time spent, in milliseconds.
+    /// How far the best memory stands above the scope's background: when nothing does
+    /// (`relevant` false), the block is short and says so under the query.
+    pub standout: StandoutReport,
+    /// Time spent, in milliseconds (to the microsecond).
     pub millis: f64,
+}
+
+/// How far the best memory of a recall stands above the rest of its scope: the absolute signal
+/// that tells a query with something relevant in memory from one with nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct StandoutReport {
+    /// The best cosine above the scope's mean cosine with the query, as a share of what
+    /// separates that mean from a perfect match (`null`: ranked without the model).
+    pub dense: Option<f32>,
+    /// The largest share of the query's information (the IDF of its words) one memory holds.
+    pub lexical: f32,
+    /// Whether either reaches its level (`recall.nothing_relevant`): something relevant stands
+    /// out.
+    pub relevant: bool,
+}
+
+impl StandoutReport {
+    fn new(standout: Standout, levels: &StandoutLevels) -> StandoutReport {
+        StandoutReport {
+            dense: standout.dense,
+            lexical: standout.lexical,
+            relevant: standout.stands_out(levels),
+        }
+    }
 }
 
 /// Which retrieval stages run (the full pipeline, or a baseline for evaluation).
@@ -190,6 +228,9 @@ pub fn configured_rank_params(app: &App) -> RankParams {
         propagation: r.propagation,
         propagation_decay: r.propagation_decay,
         propagation_reach: r.propagation_reach,
+        propagation_tokens: r.propagation_tokens,
+        propagation_saturation: r.propagation_saturation,
+        session_diversity: r.session_diversity,
         entity_boost: r.entity_boost,
         bm25: Bm25Params {
             k1: r.bm25_k1,
@@ -339,6 +380,8 @@ struct Ranked {
     lexical_only: bool,
     /// The query's embedding (empty for the lexical modes or without a model).
     question: Vec<f32>,
+    /// How far the best stands out.
+    standout: Standout,
 }
 
 fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Ranked> {
@@ -357,6 +400,7 @@ fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Rank
     );
     let mut fallback_wing = None;
     let mut cands = Vec::new();
+    let mut standout = Standout::default();
     for (fallback, wing) in scopes {
         let input = RankInput {
             query: &req.query,
@@ -370,7 +414,11 @@ fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Rank
             exhaustive_below: r.exhaustive_below,
             k: app.config.allocator.max_candidates,
         };
-        cands = rank(app, index, &input)?;
+        let Ranking {
+            candidates,
+            standout: found,
+        } = rank(app, index, &input)?;
+        (cands, standout) = (candidates, found);
         if !cands.is_empty() {
             fallback_wing = fallback;
             break;
@@ -391,6 +439,7 @@ fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Rank
         fallback_wing,
         lexical_only,
         question: qvec,
+        standout,
     })
 }
 
@@ -405,12 +454,63 @@ pub fn ranking(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult
         .collect())
 }
 
-/// Recalls the best context for a query within its budget.
-pub fn recall(app: &App, req: &RecallRequest) -> UseCaseResult<RecallOutcome> {
+/// Recalls the best context for a query within its budget, from the wings `access` may read:
+/// the wing and fallback wings asked for must be among them; without a wing, a caller that
+/// reads one wing only recalls from it, and one that reads several must name one.
+pub fn recall(app: &App, access: &Access, req: &RecallRequest) -> UseCaseResult<RecallOutcome> {
+    for w in req.wing.iter().chain(&req.fallback_wings) {
+        access.check_read(w)?;
+    }
+    let scoped;
+    let req = match (&req.wing, access.reads()) {
+        (None, Wings::Only(wings)) => {
+            let wing = match wings.len() {
+                1 => wings.iter().next().cloned(),
+                0 => {
+                    return Err(UseCaseError::Forbidden(format!(
+                        "{} may not recall: it reads no wing",
+                        access.who()
+                    )))
+                }
+                _ => {
+                    return Err(UseCaseError::Invalid(format!(
+                        "{} reads {}: name one of them as wing (and others as fallback_wings)",
+                        access.who(),
+                        access.reads()
+                    )))
+                }
+            };
+            scoped = RecallRequest {
+                wing,
+                ..req.clone()
+            };
+            &scoped
+        }
+        _ => req,
+    };
     let out = recall_with(app, req, Retrieval::Hybrid)?;
     app.metrics
         .observe_recall(out.millis / 1e3, out.used, out.budget);
     Ok(out)
+}
+
+/// The frame of a recall's block, with `notices` under the query.
+fn frame_of<'a>(
+    app: &App,
+    req: &'a RecallRequest,
+    budget: u32,
+    fallback_wing: Option<&'a str>,
+    notices: &'a [String],
+) -> Frame<'a> {
+    Frame {
+        query: &req.query,
+        budget,
+        wing: fallback_wing.or(req.wing.as_deref()),
+        fallback: fallback_wing.is_some(),
+        instructions: (app.config.recall.instructions && budget >= INSTRUCTIONS_MIN_BUDGET)
+            .then_some(req.surface),
+        notices,
+    }
 }
 
 /// Recall with a chosen retrieval mode (baselines are used by `mira eval`).
@@ -427,26 +527,41 @@ pub fn recall_with(
         fallback_wing,
         lexical_only,
         question,
+        standout,
     } = ranked(app, req, mode)?;
     let ranking = cands.iter().map(|c| c.card.id).collect();
     let relevances = cands.iter().map(|c| c.relevance).collect();
-    let frame = Frame {
-        query: &req.query,
-        budget,
-        wing: fallback_wing.as_deref().or(req.wing.as_deref()),
-        fallback: fallback_wing.is_some(),
-        instructions: app.config.recall.instructions && budget >= INSTRUCTIONS_MIN_BUDGET,
-        notice: lexical_only.then_some(LEXICAL_ONLY_NOTICE),
+    let nothing = &app.config.recall.nothing_relevant;
+    let standout = StandoutReport::new(standout, &nothing.levels());
+    // Only the full pipeline measures both signals; baselines keep their whole block.
+    let quiet = mode == Retrieval::Hybrid && !standout.relevant && !cands.is_empty();
+    let notices_with = |quiet: bool| -> Vec<String> {
+        [
+            lexical_only.then_some(LEXICAL_ONLY_NOTICE),
+            quiet.then_some(NOTHING_RELEVANT_NOTICE),
+        ]
+        .into_iter()
+        .flatten()
+        .map(str::to_owned)
+        .collect()
     };
-    let smallest = frame.reserve(1);
-    if smallest > budget {
-        return Err(UseCaseError::Invalid(format!(
-            "budget {budget} is too small: the context block's own lines take up to {smallest} tokens; give a budget of at least {} to get a memory back",
-            smallest + 20
-        )));
+    // The line that says nothing stands out is left out when it alone would not fit.
+    let fallback = fallback_wing.as_deref();
+    let mut notices = notices_with(quiet);
+    if quiet && frame_of(app, req, budget, fallback, &notices).reserve(1) > budget {
+        notices = notices_with(false);
     }
-    let context::Context { items, text, used } =
-        context::build(app, &frame, &cands, &question, req.order)?;
+    // A small scope is shown whole (as when something stands out), the line saying so.
+    let limit = (quiet && cands.len() > context::SMALL_SCOPE).then_some(nothing.memories);
+    let build = |notices: &[String]| {
+        let frame = frame_of(app, req, budget, fallback, notices);
+        context::build(app, &frame, &cands, &question, req.order, limit)
+    };
+    // The line that says nothing stands out is also left out when, with it, no memory fits.
+    let context::Context { items, text, used } = match build(&notices) {
+        Err(UseCaseError::Invalid(_)) if quiet => build(&notices_with(false)),
+        built => built,
+    }?;
     Ok(RecallOutcome {
         query: req.query.clone(),
         budget,
@@ -459,6 +574,7 @@ pub fn recall_with(
         relevances,
         text,
         lexical_only,
-        millis: started.elapsed().as_secs_f64() * 1000.0,
+        standout,
+        millis: (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
     })
 }

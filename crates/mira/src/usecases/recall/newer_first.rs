@@ -2,13 +2,14 @@
 //! thing ([`mira_core::sameness`]: close vectors and a shared subject), the newer is shown
 //! first and the older is marked as an earlier statement, with the newer's id and date. Nothing
 //! is left out and nothing is demoted below memories of other subjects: the older keeps its
-//! place, the newer moves up to just above it. Explicit supersession (`superseded_by`) stays
-//! the strong form and is left to it: a superseded memory, or a pair where one replaces the
-//! other, is not compared.
+//! place, the newer moves up to just above it (with the memories of its day: one line per
+//! day). Explicit supersession (`superseded_by`) stays the strong form and is left to it: a
+//! superseded memory, or a pair where one replaces the other, is not compared.
 
 use super::{Candidate, Order};
 use mira_core::allocate::Selection;
 use mira_core::memory::{Memory, MemoryId};
+use mira_core::render;
 use mira_core::sameness::{self, Question, Statement};
 
 /// A chosen memory, in the block's order.
@@ -64,8 +65,9 @@ fn restatements(
 /// Puts the chosen memories (in the block's order) in their final order (`question`: the query
 /// and its vector, empty without a model; `None` when `recall.newer_first` is off, which leaves
 /// the order as it is): in relevance order, each memory comes right after the later ones about
-/// the same thing not shown yet (newest first); in time order they stay oldest first. Either
-/// way each older one is marked with the newest.
+/// the same thing not shown yet (newest first), then the memories are grouped by day
+/// ([`render::by_day_newer_first`]: a newer statement's day comes up above the older one's);
+/// in time order they stay oldest first. Either way each older one is marked with the newest.
 pub(super) fn arrange<'a>(
     chosen: Vec<(&'a Candidate, &'a Memory, Selection)>,
     question: Option<(&str, &[f32])>,
@@ -83,7 +85,22 @@ pub(super) fn arrange<'a>(
             for i in 0..chosen.len() {
                 place(i, &later, &mut placed, &mut sequence);
             }
-            sequence
+            // One line per day: a newer statement's day comes up above the older one's.
+            let mut position = vec![0; chosen.len()];
+            for (k, &i) in sequence.iter().enumerate() {
+                position[i] = k;
+            }
+            let times: Vec<_> = sequence.iter().map(|&i| chosen[i].1.created_at).collect();
+            let pairs: Vec<(usize, usize)> = later
+                .iter()
+                .enumerate()
+                .flat_map(|(i, l)| l.iter().map(move |&j| (j, i)))
+                .map(|(j, i)| (position[j], position[i]))
+                .collect();
+            render::by_day_newer_first(&times, &pairs)
+                .into_iter()
+                .map(|k| sequence[k])
+                .collect()
         }
     };
     sequence

@@ -1,8 +1,10 @@
 //! Retrieval: the query vector, then the ranking of the memories of a scope by relevance, read
 //! from the in-memory catalog (no SQLite row is read here):
 //! BM25 and cosine → z-scores → fused score F (min-max to [0, 1]) → propagation from the
-//! neighbouring memories of each session → entity boost → the best `allocator.max_candidates`.
-//! Baselines for `mira eval` rank by one signal alone, or by plain RRF of the two lists.
+//! neighbouring memories of each session, less for long memories → entity boost → the best
+//! `allocator.max_candidates`, taken so that they reach more sessions; and how far the best
+//! stands above the scope's background ([`Standout`]). Baselines for `mira eval` rank by one
+//! signal alone, or by plain RRF of the two lists.
 
 use super::{Candidate, Retrieval};
 use crate::usecases::{UseCaseError, UseCaseResult};
@@ -10,7 +12,7 @@ use crate::App;
 use anyhow::Context;
 use mira_core::lexical;
 use mira_core::memory::MemoryId;
-use mira_core::rank::{self, Moments, RankParams};
+use mira_core::rank::{self, Moments, RankParams, Standout};
 use mira_core::{expand, fusion};
 use mira_store::index::{unit_cosine, Catalog, IndexView, VectorIndexManager};
 use mira_store::{Backend, Database, Scope, TextRank};
@@ -58,14 +60,29 @@ pub(super) struct RankInput<'a> {
     pub k: usize,
 }
 
+/// The best cosine of a ranking's pool and the mean cosine of its scope with the query.
+type BestAndMean = (f32, f32);
+
+/// The memories of a scope ranked by relevance, and how far the best stands out.
+pub(super) struct Ranking {
+    /// Best first, at most `k`.
+    pub candidates: Vec<Candidate>,
+    /// How far the best candidate stands above the scope's background (the full pipeline
+    /// measures meaning and words; baselines words at most).
+    pub standout: Standout,
+}
+
 /// The memories of the scope ranked by relevance (best first, at most `k`).
 pub(super) fn rank(
     app: &App,
     index: &VectorIndexManager,
     input: &RankInput<'_>,
-) -> UseCaseResult<Vec<Candidate>> {
+) -> UseCaseResult<Ranking> {
     if let Retrieval::FullText(variant) = input.mode {
-        return full_text(app, index, input, variant);
+        return Ok(Ranking {
+            candidates: full_text(app, index, input, variant)?,
+            standout: Standout::default(),
+        });
     }
     let dense = database_dense_hits(app, index, input);
     Ok(index.view(|view| Ranker::new(view, input, dense).ranked()))
@@ -147,6 +164,8 @@ struct Ranker<'v, 'a> {
     input: &'a RankInput<'a>,
     /// The BM25 hits (slot, score) of the scope, unsorted.
     lexical_hits: Vec<(u32, f32)>,
+    /// The share of the query's information the best-covering memory holds.
+    lexical_coverage: f32,
     /// BM25 score per slot (0: no query term).
     lexical: Vec<f32>,
     lexical_moments: Moments,
@@ -166,7 +185,8 @@ impl<'v, 'a> Ranker<'v, 'a> {
     ) -> Self {
         let catalog = view.catalog();
         let terms = lexical::query_terms(input.query);
-        let lexical_hits = catalog.lexical_scores(&terms, input.params.bm25, &input.filter);
+        let found = catalog.lexical_scores(&terms, input.params.bm25, &input.filter);
+        let lexical_hits = found.hits;
         let slots = catalog.slot_count();
         let mut lexical = vec![0.0; slots];
         for &(s, v) in &lexical_hits {
@@ -180,6 +200,7 @@ impl<'v, 'a> Ranker<'v, 'a> {
             input,
             lexical_moments: Moments::of_sparse(lexical_hits.iter().map(|h| h.1), n),
             lexical_hits,
+            lexical_coverage: found.coverage,
             lexical,
             dense_moments: Moments::default(),
             cosines: vec![f32::NAN; slots],
@@ -280,10 +301,15 @@ impl<'v, 'a> Ranker<'v, 'a> {
         hits.sort_by(order);
     }
 
-    fn ranked(mut self) -> Vec<Candidate> {
+    fn ranked(mut self) -> Ranking {
         let input = self.input;
+        let mut standout = Standout::new(None, self.lexical_coverage);
         let scored: Vec<(u32, f32)> = match input.mode {
-            Retrieval::Hybrid => self.hybrid(),
+            Retrieval::Hybrid => {
+                let (scored, dense) = self.hybrid();
+                standout = Standout::new(dense, self.lexical_coverage);
+                scored
+            }
             Retrieval::LexicalOnly => self.lexical_hits.clone(),
             Retrieval::DenseOnly => self.dense_only(),
             Retrieval::Rrf => self.rrf(),
@@ -291,9 +317,21 @@ impl<'v, 'a> Ranker<'v, 'a> {
             Retrieval::FullText(_) => Vec::new(),
         };
         let mut scored = scored;
-        self.keep_best(&mut scored, input.k);
+        let diversity = input.params.session_diversity;
+        if input.mode == Retrieval::Hybrid && diversity > 0.0 {
+            // A memory of the best 2k can climb into the first k, no further down.
+            self.keep_best(&mut scored, input.k.saturating_mul(2));
+            let catalog = self.catalog;
+            let session = |slot: u32| {
+                let card = catalog.card(slot)?;
+                Some((card.wing.clone(), card.session.clone()?))
+            };
+            scored = rank::diversify(&scored, session, diversity, input.k);
+        } else {
+            self.keep_best(&mut scored, input.k);
+        }
         let top = scored.first().map_or(1.0, |s| s.1);
-        scored
+        let candidates = scored
             .into_iter()
             .filter_map(|(slot, g)| {
                 let card = self.catalog.card(slot)?.clone();
@@ -312,7 +350,11 @@ impl<'v, 'a> Ranker<'v, 'a> {
                     },
                 })
             })
-            .collect()
+            .collect();
+        Ranking {
+            candidates,
+            standout,
+        }
     }
 
     /// The best `k` of the scope by cosine (slot, similarity): the database's hits when it
@@ -358,13 +400,21 @@ impl<'v, 'a> Ranker<'v, 'a> {
             .collect()
     }
 
-    /// F over the pool, then G with neighbours and the entity boost.
-    fn hybrid(&mut self) -> Vec<(u32, f32)> {
+    /// F over the pool, then G with neighbours and the entity boost; with the best cosine of
+    /// the pool and the mean cosine of the scope, when the query has a vector.
+    fn hybrid(&mut self) -> (Vec<(u32, f32)>, Option<BestAndMean>) {
         let p = self.input.params;
         let pool = self.pool();
         if pool.is_empty() {
-            return Vec::new();
+            return (Vec::new(), None);
         }
+        let best_cosine = pool
+            .iter()
+            .filter_map(|&s| self.cosine(s))
+            .fold(None, |best: Option<f32>, c| {
+                Some(best.map_or(c, |b| b.max(c)))
+            });
+        let dense = best_cosine.map(|best| (best, self.dense_moments.mean));
         let raw: Vec<f32> = pool.iter().map(|&s| self.raw_fused(s)).collect();
         let lo = raw.iter().copied().fold(f32::INFINITY, f32::min);
         let hi = raw.iter().copied().fold(f32::NEG_INFINITY, f32::max);
@@ -390,7 +440,7 @@ impl<'v, 'a> Ranker<'v, 'a> {
             (name, with)
         });
         let mut sides: Vec<(Option<f32>, Option<f32>)> = Vec::with_capacity(p.propagation_reach);
-        ranked
+        let scored = ranked
             .into_iter()
             .map(|s| {
                 sides.clear();
@@ -400,7 +450,8 @@ impl<'v, 'a> Ranker<'v, 'a> {
                         sides.push((b.map(|x| self.fused(x)), a.map(|x| self.fused(x))));
                     }
                 }
-                let mut g = rank::propagate(self.fused(s), &sides, &p);
+                let tokens = self.catalog.card(s).map_or(0, |c| c.token_count);
+                let mut g = rank::propagate(self.fused(s), &sides, tokens, &p);
                 if let Some((name, with)) = &entity {
                     let by = self
                         .catalog
@@ -413,7 +464,8 @@ impl<'v, 'a> Ranker<'v, 'a> {
                 }
                 (s, g)
             })
-            .collect()
+            .collect();
+        (scored, dense)
     }
 
     /// The one person the query names among the scope's speakers, with their analysed term.

@@ -15,7 +15,8 @@
 
 use super::relate::Unwritten;
 use super::{
-    announce, duplicate, existing_copy, new_memory, prepare, Prepared, StoreOutcome, StoreRequest,
+    announce, duplicate, existing_copy, near_copy, new_memory, prepare, Prepared, StoreOutcome,
+    StoreRequest,
 };
 use crate::usecases::{UseCaseError, UseCaseResult};
 use crate::App;
@@ -290,13 +291,17 @@ impl Writer {
                     continue;
                 }
             }
+            let skip_near = p.skip_near_duplicate;
             match new_memory(app, &*tx, p, v, &self.unwritten) {
-                Ok((new, outcome)) => {
-                    self.unwritten.add(&new);
-                    self.written.insert(key, outcome.clone());
-                    outcomes.push((i, Ok(outcome)));
-                    rows.push(new);
-                }
+                Ok((new, outcome)) => match near_copy(skip_near, &outcome) {
+                    Some(near) => answers.push((i, Ok(near))),
+                    None => {
+                        self.unwritten.add(&new);
+                        self.written.insert(key, outcome.clone());
+                        outcomes.push((i, Ok(outcome)));
+                        rows.push(new);
+                    }
+                },
                 Err(e) => answers.push((i, Err(e))),
             }
         }

@@ -8,6 +8,7 @@ mod relate;
 pub(crate) use batch::WINDOW;
 pub use batch::{store_batch, store_batch_reporting};
 
+use super::access::Access;
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::webhooks::{EventKind, MemoryEvent};
 use crate::App;
@@ -16,7 +17,7 @@ use chrono::{DateTime, Utc};
 use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
 use mira_core::tags::Tag;
 use mira_core::{classify, fingerprint, render, tags, tokens};
-use mira_store::{Edge, Embedding, MemoryReads, NewMemory, Parts, RowFacts};
+use mira_store::{Edge, Embedding, MemoryReads, NewMemory, Parts, RowFacts, Source};
 use relate::{relate, retraction_targets, Unwritten};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -44,10 +45,23 @@ pub struct StoreRequest {
     pub supersedes: Option<String>,
     /// Show it in every recall of its wing, before anything else.
     pub pinned: bool,
+    /// Where it comes from (`stored` unless a client hook captured it). A captured memory
+    /// records what was said in a session: it supersedes and retracts nothing.
+    pub source: Source,
+    /// Earlier memories this one follows from, with the relation (earlier → this one), linked
+    /// whatever the cues and similarity say (a captured fix resolves the error it follows).
+    pub causes: Vec<(MemoryId, RelationType)>,
+    /// Store nothing when the wing already holds a near duplicate (cosine at or above
+    /// `extraction.near_duplicate_threshold` among the memories relating looks at): the outcome
+    /// is that memory's, with `stored: false` and `near_duplicate_of` set. Needs the model.
+    pub skip_near_duplicate: bool,
 }
 
+/// Confidence of a causal link the request named ([`StoreRequest::causes`]).
+const EXPLICIT_LINK_CONFIDENCE: f32 = 1.0;
+
 /// A causal link created by a store.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct LinkOutcome {
     /// The earlier memory.
     pub target: MemoryId,
@@ -58,7 +72,7 @@ pub struct LinkOutcome {
 }
 
 /// An earlier memory a store may update: about the same thing, and not marked as superseded.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MayUpdate {
     /// Its id.
     pub id: MemoryId,
@@ -81,7 +95,7 @@ impl MayUpdate {
 }
 
 /// What a store did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StoreOutcome {
     /// The memory's id (the existing one for an exact duplicate).
     pub id: MemoryId,
@@ -95,6 +109,9 @@ pub struct StoreOutcome {
     pub room: String,
     /// Facts found in the fingerprint.
     pub facts: u32,
+    /// Those facts on one line (what recall shows of the memory when its text does not fit),
+    /// when there are any.
+    pub facts_text: Option<String>,
     /// cl100k tokens of the content.
     pub tokens: u32,
     /// The most similar earlier memory when it is a near duplicate.
@@ -125,6 +142,9 @@ struct Prepared {
     supersedes: Option<MemoryId>,
     redacted: u32,
     pinned: bool,
+    source: Source,
+    causes: Vec<(MemoryId, RelationType)>,
+    skip_near_duplicate: bool,
 }
 
 /// SHA-256 (hex) of the trimmed content: the exact-duplicate key within a wing.
@@ -200,6 +220,9 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
     let fingerprint_tokens = tokens::count(&render::fingerprint_text(&memory)) as u32;
     Ok(Prepared {
         pinned: req.pinned,
+        source: req.source,
+        causes: req.causes.clone(),
+        skip_near_duplicate: req.skip_near_duplicate,
         content_hash: hash,
         memory,
         fingerprint_tokens,
@@ -220,10 +243,28 @@ fn new_memory(
     batch: &Unwritten,
 ) -> UseCaseResult<(NewMemory, StoreOutcome)> {
     let relate::Related {
-        links,
+        mut links,
         near,
         may_update,
     } = relate(app, reads, &p, &embedding, batch)?;
+    if p.source == Source::Captured {
+        // A captured sentence is a record of a session ("the retries are now logged"), not a
+        // statement meant to replace what memory holds: it never hides another memory.
+        links.retain(|l| !l.relation.supersedes());
+    }
+    for &(target, relation) in &p.causes {
+        if reads.get(target, Parts::NONE)?.is_none() && !batch.holds(target) {
+            return Err(UseCaseError::NotFound(format!(
+                "causes: no memory has id {target}; take ids from mira_recall or mira_timeline"
+            )));
+        }
+        links.retain(|l| l.target != target);
+        links.push(LinkOutcome {
+            target,
+            relation,
+            confidence: EXPLICIT_LINK_CONFIDENCE,
+        });
+    }
     let mut superseded: Vec<MemoryId> = links
         .iter()
         .filter(|l| l.relation.supersedes())
@@ -239,11 +280,17 @@ fn new_memory(
     }
     superseded.sort();
     superseded.dedup();
+    // Candidates the agent may confirm; a captured memory offers none (it never supersedes).
     let may_update: Vec<MayUpdate> = may_update
         .into_iter()
-        .filter(|m| !superseded.contains(&m.id))
+        .filter(|m| p.source == Source::Stored && !superseded.contains(&m.id))
         .collect();
-    let retracted = retraction_targets(app, reads, &p.memory, &embedding, batch)?;
+    // What a client hook captured records what was said in a session; a "forget …" in it
+    // was addressed to the agent, not to mira.
+    let retracted = match p.source {
+        Source::Captured => Vec::new(),
+        Source::Stored => retraction_targets(app, reads, &p.memory, &embedding, batch)?,
+    };
     let mut metadata = serde_json::Map::new();
     if let Some(n) = near {
         metadata.insert("near_duplicate_of".into(), n.to_string().into());
@@ -255,6 +302,7 @@ fn new_memory(
         wing: p.memory.wing.clone(),
         room: p.memory.room.clone(),
         facts: p.memory.fingerprint.fact_count(),
+        facts_text: render::facts_line(&p.memory),
         tokens: p.memory.token_count,
         near_duplicate_of: near,
         links: links.clone(),
@@ -273,6 +321,7 @@ fn new_memory(
             metadata: serde_json::Value::Object(metadata).to_string(),
             fingerprint_tokens: p.fingerprint_tokens,
             pinned: p.pinned,
+            source: p.source,
             costs: Some(render::mode_costs(&p.memory)),
         },
         tags: p.tags,
@@ -306,6 +355,7 @@ fn existing_copy(reads: &dyn MemoryReads, p: &Prepared) -> UseCaseResult<Option<
         .get(id, Parts::NONE)?
         .with_context(|| format!("memory {id} vanished during a store"))?;
     let facts = existing.fact_count();
+    let facts_text = render::facts_line(&existing.memory);
     let m = existing.memory;
     Ok(Some(StoreOutcome {
         id,
@@ -314,6 +364,7 @@ fn existing_copy(reads: &dyn MemoryReads, p: &Prepared) -> UseCaseResult<Option<
         wing: m.wing,
         room: m.room,
         facts,
+        facts_text,
         tokens: m.token_count,
         near_duplicate_of: None,
         links: vec![],
@@ -343,9 +394,20 @@ fn duplicate(app: &App, p: &Prepared) -> UseCaseResult<Option<StoreOutcome>> {
 /// Relating and writing are one transaction holding the wing's write lock, so two stores into
 /// one wing, from any process or server, relate in one order or the other and never both
 /// against the same older state.
-pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
+///
+/// `access` must write to the wing, and to the wing of the memory `supersedes` names.
+pub fn store(app: &App, access: &Access, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
     let started = Instant::now();
     let mut p = prepare(app, &req)?;
+    access.check_write(&p.memory.wing)?;
+    if let Some(old) = p
+        .supersedes
+        .map(|id| app.store.load(id))
+        .transpose()?
+        .flatten()
+    {
+        access.check_write(&old.memory.wing)?;
+    }
     if let Some(dup) = duplicate(app, &p)? {
         return Ok(dup);
     }
@@ -370,13 +432,32 @@ pub fn store(app: &App, req: StoreRequest) -> UseCaseResult<StoreOutcome> {
     }
     let mut earlier = Unwritten::default();
     earlier.read_committed(app, &*tx, [&p])?;
+    let skip_near = p.skip_near_duplicate;
     let (new, outcome) = new_memory(app, &*tx, p, embedding, &earlier)?;
+    if let Some(near) = near_copy(skip_near, &outcome) {
+        return Ok(near);
+    }
     tx.insert(std::slice::from_ref(&new))?;
     tx.commit()?;
     app.sync_index();
     announce(app, &new);
     app.metrics.observe_store(started.elapsed().as_secs_f64());
     Ok(outcome)
+}
+
+/// The answer to a store that asked to skip near duplicates ([`StoreRequest::skip_near_duplicate`])
+/// when relating found one: that memory, nothing written.
+fn near_copy(skip_near_duplicate: bool, outcome: &StoreOutcome) -> Option<StoreOutcome> {
+    let near = outcome.near_duplicate_of.filter(|_| skip_near_duplicate)?;
+    Some(StoreOutcome {
+        id: near,
+        stored: false,
+        links: Vec::new(),
+        superseded: Vec::new(),
+        retracted: Vec::new(),
+        embedded: false,
+        ..outcome.clone()
+    })
 }
 
 /// The webhook events of a written memory: stored, and superseded for each memory it replaces.
@@ -397,31 +478,40 @@ fn announce(app: &App, new: &NewMemory) {
 pub fn render_text(o: &StoreOutcome) -> String {
     use std::fmt::Write;
     let mut out = format!(
-        "{}: {}\nType: {}\nWing: {}\nRoom: {}\nFacts: {}\nTokens: {}\n",
+        "{}: {}\nType: {}\nWing: {}\nRoom: {}\n",
         if o.stored {
             "Stored"
         } else {
             "Duplicate (already stored)"
         },
-        o.id,
+        render::short_id(o.id),
         o.memory_type,
         o.wing,
         o.room,
-        o.facts,
-        o.tokens
     );
+    match &o.facts_text {
+        Some(f) => {
+            let _ = writeln!(out, "Facts: {} extracted\n  {f}", o.facts);
+        }
+        None => out.push_str(
+            "Facts: 0 (none extracted: recall shows the text itself, or a one-line header when it does not fit)\n",
+        ),
+    }
+    let _ = writeln!(out, "Tokens: {}", o.tokens);
     if let Some(n) = o.near_duplicate_of {
-        let _ = writeln!(out, "Near duplicate of: T0:{n}");
+        let _ = writeln!(out, "Near duplicate of: {}", render::short_id(n));
     }
     for l in &o.links {
         let _ = writeln!(
             out,
-            "Link: T0:{} --{}--> this ({:.2})",
-            l.target, l.relation, l.confidence
+            "Link: {} --{}--> this ({:.2})",
+            render::short_id(l.target),
+            l.relation,
+            l.confidence
         );
     }
     for s in &o.superseded {
-        let _ = writeln!(out, "Supersedes: T0:{s}");
+        let _ = writeln!(out, "Supersedes: {}", render::short_id(*s));
     }
     for m in &o.may_update {
         let _ = writeln!(out, "May update: [{}] {}", render::short_id(m.id), m.text);
@@ -435,17 +525,17 @@ pub fn render_text(o: &StoreOutcome) -> String {
         );
     }
     for r in &o.retracted {
+        let short = render::short_id(*r);
         let _ = writeln!(
             out,
-            "Retracted: T0:{r} (archived: hidden from recall; `mira restore {}` brings it back)",
-            render::short_id(*r)
+            "Retracted: {short} (archived: hidden from recall; `mira restore {short}` brings it back)",
         );
     }
     if o.redacted > 0 {
         let _ = writeln!(
             out,
-            "Redacted: {} secret(s) replaced by [REDACTED:<kind>] (storage.redact_secrets)",
-            o.redacted
+            "Redacted: {} replaced by [REDACTED:<kind>] (storage.redact_secrets)",
+            mira_core::text::plural(u64::from(o.redacted), "secret", "secrets")
         );
     }
     if o.stored && !o.embedded {

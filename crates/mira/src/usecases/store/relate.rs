@@ -125,6 +125,11 @@ impl Unwritten {
         *self = Unwritten::default();
     }
 
+    /// Whether `id` is a memory of the batch not yet written.
+    pub(super) fn holds(&self, id: MemoryId) -> bool {
+        self.memories.iter().any(|m| m.id == id)
+    }
+
     /// Whether an earlier memory of the batch superseded or retracted `id`.
     fn replaced(&self, id: MemoryId) -> bool {
         self.superseded.contains(&id) || self.archived.contains(&id)

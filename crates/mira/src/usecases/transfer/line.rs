@@ -16,7 +16,7 @@ use mira_core::fingerprint::{self, Fingerprint};
 use mira_core::memory::{Memory, MemoryId, RelationType};
 use mira_core::tags::Tag;
 use mira_core::{render, tags, tokens};
-use mira_store::{Edge, Embedding, NewMemory, RowFacts, StoredMemory};
+use mira_store::{Edge, Embedding, NewMemory, RowFacts, Source, StoredMemory};
 use serde::{Deserialize, Serialize};
 
 /// A memory as one JSON line.
@@ -51,6 +51,10 @@ pub struct Line {
     /// Shown in every recall of its wing (written only when true).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pinned: bool,
+    /// Where it came from: `captured` (by a client hook); written only then, absent means
+    /// `stored` (every file written before sources were recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     /// Free-form metadata (a JSON object).
     #[serde(default)]
     pub metadata: Option<serde_json::Value>,
@@ -151,6 +155,7 @@ impl Line {
             archived_at: f.archived_at.map(time_text),
             superseded_by: r.superseded_by.map(|s| s.to_string()),
             pinned: f.pinned,
+            source: (f.source != Source::Stored).then(|| f.source.as_str().to_owned()),
             metadata: Some(metadata),
             fingerprint: Some(r.fingerprint),
             tags: Some(
@@ -214,6 +219,10 @@ impl Line {
             .as_deref()
             .map(|s| parse_id("superseded_by", s))
             .transpose()?;
+        let source = match self.source.as_deref() {
+            None => Source::Stored,
+            Some(s) => s.parse().map_err(|e| format!("source: {e}"))?,
+        };
         let metadata = match self.metadata {
             None => "{}".to_owned(),
             Some(v @ serde_json::Value::Object(_)) => v.to_string(),
@@ -276,6 +285,7 @@ impl Line {
             metadata,
             fingerprint_tokens,
             pinned: self.pinned,
+            source,
             costs: Some(render::mode_costs(&memory)),
         };
         Ok(Parsed {
@@ -341,6 +351,11 @@ mod tests {
         assert_eq!(f.content_hash, content_hash(&m.content));
         assert!(!p.memory.tags.is_empty(), "tags are extracted when absent");
         assert!(p.memory.embedding.is_none() && p.causes.is_empty());
+        assert_eq!(
+            f.source,
+            Source::Stored,
+            "a line without a source was stored"
+        );
     }
 
     #[test]
@@ -356,6 +371,7 @@ mod tests {
         assert!(with("wing", r#""a/b""#).contains("wing"));
         assert!(with("content", r#""  ""#).contains("empty"));
         assert!(with("metadata", "[1]").contains("object"));
+        assert!(with("source", r#""scraped""#).contains("source"));
         assert!(with("unknown", "1").contains("unknown field"));
         assert!(with("embedding", r#"{"model":"m","dim":2,"vector":"AAAA"}"#).contains("bytes"));
         assert!(with("embedding", r#"{"model":"m","dim":1,"vector":"!!"}"#).contains("base64"));

@@ -12,6 +12,7 @@
 
 pub mod line;
 
+use super::access::Access;
 use super::store::{store_batch_reporting, stored_content};
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
@@ -26,25 +27,33 @@ use std::path::Path;
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::thread::Scope;
 
-/// Writes every memory (of `wing`, or all) as JSON lines to `out`, oldest first, with the
-/// embeddings when `embeddings` is true. Returns how many were written.
+/// Writes every memory (of `wing`, or of every wing `access` may read) as JSON lines to
+/// `out`, oldest first, with the embeddings when `embeddings` is true. Returns how many were
+/// written.
 pub fn export(
     app: &App,
+    access: &Access,
     wing: Option<&str>,
     embeddings: bool,
     out: &mut dyn Write,
 ) -> UseCaseResult<u64> {
     if let Some(w) = wing {
         validate::name("wing", w)?;
+        access.check_read(w)?;
     }
+    let mut written = 0;
     let n = app
         .store
         .export_memories(wing, Parts::export(embeddings), |m| {
+            if !access.may_read(&m.memory.wing) {
+                return Ok(());
+            }
+            written += 1;
             let line = Line::from_stored(m).map_err(anyhow::Error::msg)?;
             writeln!(out, "{}", serde_json::to_string(&line)?)?;
             Ok::<_, anyhow::Error>(())
         });
-    let n = n.and_then(|n| Ok(out.flush().map(|_| n)?));
+    let n = n.and_then(|_| Ok(out.flush().map(|_| written)?));
     n.map_err(|e| UseCaseError::Internal(e.context("export failed")))
 }
 
@@ -69,7 +78,7 @@ pub struct ImportReport {
     pub without_vector: u64,
     /// Memories already in the store (same id, or same content in the same wing): skipped.
     pub duplicates: u64,
-    /// Causal edges and supersessions now in the store.
+    /// Causal edges and supersessions written (those already in the store not counted).
     pub links: u64,
     /// Relations dropped because their other memory is in neither the file nor the store.
     pub dangling_links: u64,
@@ -336,7 +345,7 @@ impl<'s, 'a> Import<'s, 'a> {
 }
 
 /// The writing side: each window in one transaction with the relations whose two memories
-/// exist, then indexed. Returns (memories written, relations resolved, relations left).
+/// exist, then indexed. Returns (memories written, relations written, relations left).
 fn restore_windows(app: &App, windows: Receiver<Window>) -> UseCaseResult<(u64, u64, u64)> {
     let (mut imported, mut links) = (0u64, 0u64);
     let mut relations: Vec<Relation> = Vec::new();
@@ -349,9 +358,8 @@ fn restore_windows(app: &App, windows: Receiver<Window>) -> UseCaseResult<(u64, 
         imported += window.memories.len() as u64;
         app.sync_index();
         let mut resolved = out.resolved.into_iter();
-        let before = relations.len();
         relations.retain(|_| !resolved.next().unwrap_or(false));
-        links += (before - relations.len()) as u64;
+        links += out.added;
     }
     Ok((imported, links, relations.len() as u64))
 }
