@@ -3,7 +3,7 @@
 //! Store side: [`classify`], [`fingerprint`], [`entities`], [`causal`], [`tags`], [`tokens`],
 //! [`redact`].
 //! Recall side: [`expand`], [`lexical`], [`rank`], [`fusion`] (the RRF baseline), [`allocate`],
-//! [`render`], [`sanitize`].
+//! [`render`], [`sanitize`], [`sameness`] (two memories about the same thing).
 
 pub mod memory;
 pub mod text;
@@ -23,6 +23,7 @@ pub mod lexical;
 pub mod rank;
 pub mod render;
 pub mod retract;
+pub mod sameness;
 pub mod sanitize;
 pub mod slots;
 

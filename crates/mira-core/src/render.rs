@@ -332,6 +332,25 @@ fn to_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
+/// The mark of a memory shown below a newer one about the same thing (recall's newer-first
+/// stage): `(earlier statement, 2 Mar 2026; newer: 0a1b2c3d, 9 Apr 2026)`.
+pub fn earlier_mark(at: DateTime<Utc>, newer: MemoryId, newer_at: DateTime<Utc>) -> String {
+    format!(
+        "(earlier statement, {}; newer: {}, {})",
+        at.format("%-d %b %Y"),
+        short_id(newer),
+        newer_at.format("%-d %b %Y")
+    )
+}
+
+/// `section` (a [`section_text`]) with `mark` after its id; its cost is its own token count.
+pub fn with_mark(section: &str, mark: &str) -> String {
+    match section.split_once("] ") {
+        Some((id, rest)) => format!("{id}] {mark} {rest}"),
+        None => format!("{mark} {section}"),
+    }
+}
+
 /// The cost of each mode's section for `m`, as [`section`] returns it.
 ///
 /// The fingerprint is offered only when it says more than the header (facts beyond its subjects)
@@ -445,13 +464,35 @@ pub struct Placed {
 /// given (so a superseded memory stays right after its successor of the same day). Indexes
 /// into `times`.
 pub fn by_day(times: &[DateTime<Utc>]) -> Vec<usize> {
+    by_day_newer_first(times, &[])
+}
+
+/// [`by_day`], where each pair `(newer, older)` of indexes into `times` (the newer happening
+/// later, and given before the older) must be shown newer first: a day holding such a newer
+/// memory comes up to the place of the older one's day, just above it. Days only move up, so
+/// the block keeps one line per day.
+pub fn by_day_newer_first(times: &[DateTime<Utc>], pairs: &[(usize, usize)]) -> Vec<usize> {
     let days: Vec<i64> = times.iter().map(|t| day_number(*t)).collect();
-    let mut first_of_day = std::collections::HashMap::new();
+    let mut place = std::collections::BTreeMap::new();
     for (i, d) in days.iter().enumerate() {
-        first_of_day.entry(*d).or_insert(i);
+        place.entry(*d).or_insert(i);
+    }
+    // Oldest day first: an older day's place is final before a newer day takes it.
+    let ordered: Vec<i64> = place.keys().copied().collect();
+    for day in ordered {
+        for &(newer, older) in pairs {
+            let (Some(&dn), Some(&d_old)) = (days.get(newer), days.get(older)) else {
+                continue;
+            };
+            if dn == day && d_old < day {
+                let up = place.get(&d_old).copied().unwrap_or(usize::MAX);
+                place.entry(day).and_modify(|p| *p = (*p).min(up));
+            }
+        }
     }
     let mut order: Vec<usize> = (0..times.len()).collect();
-    order.sort_by_key(|&i| first_of_day.get(&days[i]).copied());
+    // At one place, the later day first (it is the newer statement's).
+    order.sort_by_key(|&i| (place.get(&days[i]).copied(), std::cmp::Reverse(days[i])));
     order
 }
 
@@ -780,6 +821,31 @@ pub(crate) mod tests {
         );
         assert!(tokens::count(&block) as u32 <= total, "{block}");
         assert_eq!(by_day(&[]), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn a_newer_statement_brings_its_day_above_the_older_one() {
+        let at = |m: u32, d: u32, h: u32| Utc.with_ymd_and_hms(2026, m, d, h, 0, 0).unwrap();
+        // Given (relevance, each newer statement placed before the older one): 0 on 1 March,
+        // 1 on 20 May (newer than 2), 2 on 9 April (newer than 4), 3 and 4 on 1 March, 5 on
+        // 9 April.
+        let times = [
+            at(3, 1, 8),
+            at(5, 20, 8),
+            at(4, 9, 8),
+            at(3, 1, 9),
+            at(3, 1, 10),
+            at(4, 9, 9),
+        ];
+        assert_eq!(by_day_newer_first(&times, &[]), vec![0, 3, 4, 1, 2, 5]);
+        // 9 April comes up above 1 March, and 20 May above 9 April: one line per day still.
+        let order = by_day_newer_first(&times, &[(2, 4), (1, 2)]);
+        assert_eq!(order, vec![1, 2, 5, 0, 3, 4]);
+        // A pair within one day keeps the order given.
+        assert_eq!(
+            by_day_newer_first(&times, &[(3, 4)]),
+            by_day_newer_first(&times, &[])
+        );
     }
 
     #[test]

@@ -132,6 +132,10 @@ pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
     /// Pins or unpins memory `id`; false when no memory has that id.
     fn set_pinned(&self, id: MemoryId, pinned: bool) -> Result<bool>;
 
+    /// Marks memory `id` as superseded by `by`, or as current again (`None`); false when no
+    /// memory has that id.
+    fn set_superseded_by(&self, id: MemoryId, by: Option<MemoryId>) -> Result<bool>;
+
     /// Adds the causal edge `link.from → link.to`, detected at `at_ms`, in one transaction:
     /// `None` when either memory does not exist (or both are one), else whether it was added
     /// (`false`: that edge was there already, and is left as it was).

@@ -316,7 +316,8 @@ pub enum Command {
     /// Which memories: those past archive_thresholds (the default), those older than
     /// --older-than, or each --id.
     Archive {
-        /// Archive memories of every type older than this many days (instead of the thresholds).
+        /// Archive session notes and debug logs older than this many days (instead of the
+        /// thresholds; decisions, facts and preferences never age out).
         #[arg(long, value_name = "DAYS", allow_negative_numbers = true)]
         older_than: Option<i64>,
         /// Archive this memory (repeatable; instead of the thresholds).
@@ -325,8 +326,12 @@ pub enum Command {
         /// Show what would be archived without changing anything.
         #[arg(long)]
         dry_run: bool,
+        /// Archive by the thresholds (without it and without --older-than or --id, only what
+        /// would be archived is shown).
+        #[arg(long, conflicts_with = "dry_run")]
+        yes: bool,
         /// Un-archive these memories instead.
-        #[arg(long, value_name = "ID", num_args = 1.., conflicts_with_all = ["older_than", "ids", "dry_run"])]
+        #[arg(long, value_name = "ID", num_args = 1.., conflicts_with_all = ["older_than", "ids", "dry_run", "yes"])]
         restore: Vec<String>,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -391,6 +396,24 @@ pub enum Command {
         /// Only links of this relation (because, triggered, resolves, updates, contradicts).
         #[arg(long, value_name = "RELATION")]
         relation: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Mark memory OLD as replaced by NEW of its wing (reversible with --undo).
+    ///
+    /// Recall then shows OLD only as a header right after NEW; `mira load OLD` names NEW.
+    Supersede {
+        /// The earlier memory that is no longer true (short id, prefix or UUID).
+        old: String,
+        /// The memory that replaces it.
+        new: String,
+        /// Why (shown in the answer and the log; not stored).
+        #[arg(long)]
+        reason: Option<String>,
+        /// Undo an earlier supersession of OLD by NEW: OLD is current again.
+        #[arg(long)]
+        undo: bool,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -588,6 +611,28 @@ pub enum EvalBench {
         #[arg(long)]
         text_ranks: bool,
     },
+    /// Facts that change: pairs of memories (an earlier fact, a later one that changes it, or
+    /// a control that must not) each stored in a wing of its own, then a question recalled;
+    /// reports whether the new value is shown first and the old one marked (JSON lines, see
+    /// crates/mira/tests/data/README.md). Give a config with `recall.newer_first: true` to
+    /// measure the newer-first stage.
+    Updates {
+        /// The JSON-lines file of cases.
+        path: PathBuf,
+        /// Token budget of each recall.
+        #[arg(long, default_value_t = 2000)]
+        budget: u32,
+        /// Also list every case that went wrong.
+        #[arg(long)]
+        failures: bool,
+        /// Embed everything afresh instead of reusing the vectors of earlier runs
+        /// (`~/.cache/mira/eval/`).
+        #[arg(long)]
+        no_embedding_cache: bool,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Actions on the webhook dead letters.
@@ -778,6 +823,17 @@ fn measuring(cli: &Cli, budget: u32) -> Result<(Config, std::sync::Arc<dyn mira_
     }
     let model = std::sync::Arc::new(crate::app::load_model(&config.embeddings)?);
     Ok((config, model))
+}
+
+/// The model behind the evaluations' embedding cache (`~/.cache/mira/eval/`, unless `fresh`).
+fn eval_cache(
+    model: std::sync::Arc<dyn mira_embed::Embedder>,
+    fresh: bool,
+) -> std::sync::Arc<crate::eval::EmbeddingCache> {
+    let path = (!fresh)
+        .then(|| crate::eval::EmbeddingCache::default_path(model.model_name()))
+        .flatten();
+    std::sync::Arc::new(crate::eval::EmbeddingCache::open(model, path))
 }
 
 /// Opens the store for a command that may write, creating it where none exists yet (and saying
@@ -1097,10 +1153,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 },
         } => {
             let (config, model) = measuring(&cli, *budget)?;
-            let cache_path = (!*no_embedding_cache)
-                .then(|| crate::eval::EmbeddingCache::default_path(model.model_name()))
-                .flatten();
-            let cache = std::sync::Arc::new(crate::eval::EmbeddingCache::open(model, cache_path));
+            let cache = eval_cache(model, *no_embedding_cache);
             let opts = crate::eval::EvalOptions {
                 paths: paths.clone(),
                 budget: *budget,
@@ -1118,6 +1171,32 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 print_json(&report)?;
             } else {
                 write_stdout(&crate::eval::render_table(&report, *per_conversation));
+            }
+        }
+        Command::Eval {
+            bench:
+                EvalBench::Updates {
+                    path,
+                    budget,
+                    failures,
+                    no_embedding_cache,
+                    json,
+                },
+        } => {
+            let (config, model) = measuring(&cli, *budget)?;
+            let cache = eval_cache(model, *no_embedding_cache);
+            let opts = crate::eval::updates::UpdatesOptions {
+                path: path.clone(),
+                budget: *budget,
+            };
+            let report = crate::eval::updates::run(&config, cache.clone(), &opts)?;
+            if let Err(e) = cache.save() {
+                tracing::warn!("embedding cache not saved: {e}");
+            }
+            if *json {
+                print_json(&report)?;
+            } else {
+                write_stdout(&crate::eval::updates::render_table(&report, *failures));
             }
         }
         Command::Bench {
@@ -1185,6 +1264,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         | Command::Link { .. }
         | Command::Unlink { .. }
         | Command::Pin { .. }
+        | Command::Supersede { .. }
         | Command::Unpin { .. } => {
             return run_lifecycle(&cli);
         }
@@ -1314,19 +1394,28 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
             older_than,
             ids,
             dry_run,
+            yes,
             json,
             ..
         } => {
+            // Without arguments, the thresholds' archive is shown before it is done.
+            let ask_first = !*yes && older_than.is_none() && ids.is_empty();
             let req = archive::ArchiveRequest {
                 older_than_days: *older_than,
                 ids: ids.clone(),
-                dry_run: *dry_run,
+                dry_run: *dry_run || ask_first,
                 now: None,
             };
             emit(
                 archive::archive(&app, &Access::local(), &req),
                 *json,
-                archive::render_text,
+                |o: &archive::ArchiveOutcome| {
+                    let mut text = archive::render_text(o);
+                    if ask_first && !*dry_run && !o.items.is_empty() {
+                        text.push_str("Run `mira archive --yes` to archive them.\n");
+                    }
+                    text
+                },
             )
         }
         Command::Clear {
@@ -1416,6 +1505,26 @@ fn run_lifecycle(cli: &Cli) -> Result<ExitCode> {
                 link::render_unlink_text,
             )
         }
+        Command::Supersede {
+            old,
+            new,
+            reason,
+            undo,
+            json,
+        } => emit(
+            usecases::supersede::supersede(
+                &app,
+                &Access::local(),
+                &usecases::supersede::SupersedeRequest {
+                    old: old.clone(),
+                    new: new.clone(),
+                    reason: reason.clone(),
+                    undo: *undo,
+                },
+            ),
+            *json,
+            usecases::supersede::render_text,
+        ),
         Command::Pin { id, json } | Command::Unpin { id, json } => {
             let pinned = matches!(command, Command::Pin { .. });
             emit(

@@ -375,7 +375,8 @@ impl Default for AllocatorConfig {
     }
 }
 
-/// `archive_thresholds:` (days; absent types never auto-archive).
+/// `archive_thresholds:` (days; absent types never auto-archive). Only session notes and debug
+/// logs age out: decisions, facts and preferences must stay null.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ArchiveThresholds {
@@ -383,11 +384,11 @@ pub struct ArchiveThresholds {
     pub session_note: Option<u32>,
     /// debug_log
     pub debug_log: Option<u32>,
-    /// decision (never by default)
+    /// decision: must be null (never by age)
     pub decision: Option<u32>,
-    /// fact (never by default)
+    /// fact: must be null (never by age)
     pub fact: Option<u32>,
-    /// preference (never by default)
+    /// preference: must be null (never by age)
     pub preference: Option<u32>,
 }
 impl Default for ArchiveThresholds {
@@ -496,6 +497,10 @@ pub struct RecallConfig {
     pub instructions: bool,
     /// What recall does with a superseded memory (its successor is always brought in).
     pub superseded: SupersededPolicy,
+    /// Of two memories of the block about the same thing, show the newer first and mark the
+    /// older one as an earlier statement (off by default: it costs LoCoMo evidence, see the
+    /// README).
+    pub newer_first: bool,
     /// The relevance ranking.
     pub ranking: RankingConfig,
     /// When a recall says that nothing in memory closely matches its query.
@@ -589,6 +594,7 @@ impl Default for RecallConfig {
             query_expansion: QueryExpansion::default(),
             instructions: true,
             superseded: SupersededPolicy::Header,
+            newer_first: false,
             ranking: RankingConfig::default(),
             nothing_relevant: NothingRelevantConfig::default(),
         }
@@ -1124,17 +1130,22 @@ impl Config {
             "must be in [0, 1]",
         )?;
         let t = &self.archive_thresholds;
+        for (k, v) in [("session_note", t.session_note), ("debug_log", t.debug_log)] {
+            check(
+                v != Some(0),
+                &format!("archive_thresholds.{k}"),
+                "must be at least 1 day (omit it to never archive)",
+            )?;
+        }
         for (k, v) in [
-            ("session_note", t.session_note),
-            ("debug_log", t.debug_log),
             ("decision", t.decision),
             ("fact", t.fact),
             ("preference", t.preference),
         ] {
             check(
-                v != Some(0),
+                v.is_none(),
                 &format!("archive_thresholds.{k}"),
-                "must be at least 1 day (omit it to never archive)",
+                "must be null: decisions, facts and preferences never age out of recall (archive one by id: mira archive --id ID)",
             )?;
         }
         check(

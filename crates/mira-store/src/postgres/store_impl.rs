@@ -146,6 +146,10 @@ impl MemoryStore for PgStore {
         self.write(|c| write::set_pinned(c, id, pinned))
     }
 
+    fn set_superseded_by(&self, id: MemoryId, by: Option<MemoryId>) -> Result<bool> {
+        self.write(|c| write::set_superseded_by(c, id, by))
+    }
+
     fn add_link(&self, link: &Link, at_ms: i64) -> Result<Option<bool>> {
         self.write(|c| write::insert_edge(c, &link.edge(at_ms), link.to))
     }

@@ -244,6 +244,20 @@ pub(super) fn set_pinned(c: &mut Client, id: MemoryId, pinned: bool) -> Result<b
     Ok(n > 0 || exists(c, id)?)
 }
 
+/// See [`crate::MemoryStore::set_superseded_by`].
+pub(super) fn set_superseded_by(
+    c: &mut Client,
+    id: MemoryId,
+    by: Option<MemoryId>,
+) -> Result<bool> {
+    let n = c.execute(
+        "UPDATE verbatims SET superseded_by = $1 WHERE id = $2 \
+         AND superseded_by IS DISTINCT FROM $1",
+        &[&by, &id],
+    )?;
+    Ok(n > 0 || exists(c, id)?)
+}
+
 /// See [`crate::MemoryStore::set_costs`].
 pub(super) fn set_costs(
     c: &mut Client,

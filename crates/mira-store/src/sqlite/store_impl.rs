@@ -154,6 +154,10 @@ impl MemoryStore for SqliteStore {
         self.write(|tx| write::set_pinned(tx, id, pinned))
     }
 
+    fn set_superseded_by(&self, id: MemoryId, by: Option<MemoryId>) -> Result<bool> {
+        self.write(|tx| write::set_superseded_by(tx, id, by))
+    }
+
     fn add_link(&self, link: &Link, at_ms: i64) -> Result<Option<bool>> {
         self.write(|tx| write::insert_edge(tx, &link.edge(at_ms), link.to))
     }

@@ -224,6 +224,21 @@ pub(super) fn set_pinned(tx: &Connection, id: MemoryId, pinned: bool) -> Result<
     Ok(n > 0 || exists(tx, &key)?)
 }
 
+/// See [`crate::MemoryStore::set_superseded_by`].
+pub(super) fn set_superseded_by(
+    tx: &Connection,
+    id: MemoryId,
+    by: Option<MemoryId>,
+) -> Result<bool> {
+    let key = id.to_string();
+    let n = tx
+        .prepare_cached(
+            "UPDATE verbatims SET superseded_by = ?1 WHERE id = ?2 AND superseded_by IS NOT ?1",
+        )?
+        .execute(params![by.map(|b| b.to_string()), key])?;
+    Ok(n > 0 || exists(tx, &key)?)
+}
+
 /// See [`crate::MemoryStore::set_costs`].
 pub(super) fn set_costs(
     tx: &Connection,

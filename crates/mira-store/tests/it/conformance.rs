@@ -429,6 +429,29 @@ fn pins_costs_and_edits() {
 }
 
 #[test]
+fn a_supersession_is_set_and_undone() {
+    each(|b| {
+        let s = &*b.store;
+        let old = memory("We deploy with Ansible.", "w", 1_000, 1);
+        let new = memory("We deploy with Terraform.", "w", 2_000, 2);
+        s.insert_memories(&[old.clone(), new.clone()]).unwrap();
+        let by = |id| s.load(id).unwrap().unwrap().memory.superseded_by;
+        assert!(s
+            .set_superseded_by(old.memory.id, Some(new.memory.id))
+            .unwrap());
+        assert_eq!(by(old.memory.id), Some(new.memory.id), "{}", b.name);
+        assert!(
+            s.set_superseded_by(old.memory.id, Some(new.memory.id))
+                .unwrap(),
+            "already so: still there"
+        );
+        assert!(s.set_superseded_by(old.memory.id, None).unwrap());
+        assert_eq!(by(old.memory.id), None, "{}", b.name);
+        assert!(!s.set_superseded_by(MemoryId::new_v4(), None).unwrap());
+    });
+}
+
+#[test]
 fn dead_letters_add_list_fail_again_remove() {
     each(|b| {
         let s = &*b.store;

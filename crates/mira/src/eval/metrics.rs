@@ -8,6 +8,8 @@
 //! sessions is among the first k.
 
 use super::locomo::Turn;
+use crate::usecases::recall::RecalledItem;
+use chrono::{DateTime, Utc};
 use mira_core::memory::MemoryId;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -49,6 +51,12 @@ pub struct Metrics {
     /// Mean share of BM25's top 10 also in this system's top 10 (1 for BM25 itself).
     #[serde(rename = "bm25_overlap@10")]
     pub bm25_overlap_at_10: f64,
+    /// Questions whose block shows evidence turns of two or more times.
+    pub dated_evidence: usize,
+    /// Of those, the questions whose block shows the newest evidence turn above the others.
+    pub newest_first: usize,
+    /// Mean memories per block marked as an earlier statement of a newer one.
+    pub marked: f64,
 }
 
 /// What one system did on one question.
@@ -66,6 +74,11 @@ pub(super) struct Record {
     pub tokens: f64,
     pub nothing_relevant: bool,
     pub ms: f64,
+    /// Whether the newest evidence turn is shown above the older ones (evidence of two or more
+    /// times shown).
+    pub newest_first: Option<bool>,
+    /// Memories of the block marked as an earlier statement.
+    pub marked: usize,
 }
 
 /// How much evidence one ranking found.
@@ -176,13 +189,50 @@ pub(super) fn metrics<'a>(records: impl Iterator<Item = &'a Record> + Clone) -> 
         p50_ms: percentile(&ms, 50.0),
         p95_ms: percentile(&ms, 95.0),
         bm25_overlap_at_10: mean(records.clone().map(|r| r.o10)),
+        dated_evidence: records.clone().filter(|r| r.newest_first.is_some()).count(),
+        newest_first: records
+            .clone()
+            .filter(|r| r.newest_first == Some(true))
+            .count(),
+        marked: mean(records.clone().map(|r| r.marked as f64)),
     }
+}
+
+/// Whether the block (`items`, in order) shows the newest of the evidence turns it shows
+/// above the others; `None` unless it shows evidence of two or more times.
+pub(super) fn newest_first(
+    evidence: &[String],
+    items: &[RecalledItem],
+    turns: &TurnsOf<'_>,
+) -> Option<bool> {
+    let shown: Vec<(usize, DateTime<Utc>)> = items
+        .iter()
+        .enumerate()
+        .flat_map(|(i, item)| {
+            turns
+                .get(&item.id)
+                .into_iter()
+                .flatten()
+                .filter(|t| evidence.contains(&t.dia_id))
+                .map(move |t| (i, t.at))
+        })
+        .collect();
+    let newest = shown.iter().map(|s| s.1).max()?;
+    if shown.iter().all(|s| s.1 == newest) {
+        return None;
+    }
+    let first_newest = shown.iter().filter(|s| s.1 == newest).map(|s| s.0).min()?;
+    Some(
+        shown
+            .iter()
+            .filter(|s| s.1 < newest)
+            .all(|s| s.0 > first_newest),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::Utc;
 
     #[test]
     fn session_recall_any_ranks_sessions_by_their_first_turn() {

@@ -19,6 +19,7 @@ mod loco;
 mod locomo;
 mod metrics;
 mod table;
+pub mod updates;
 
 pub use cache::EmbeddingCache;
 pub use loco::{grid, stages, GridPoint, HeldOut, LocoFold, LocoReport, StageGain};
@@ -446,6 +447,11 @@ impl Run<'_> {
                     tokens: out.used as f64,
                     nothing_relevant: *mode == Retrieval::Hybrid && !out.standout.relevant,
                     ms: out.millis,
+                    newest_first: a
+                        .answerable()
+                        .then(|| metrics::newest_first(&q.evidence, &out.items, &turns))
+                        .flatten(),
+                    marked: out.items.iter().filter(|i| i.newer.is_some()).count(),
                 };
                 per_system.push((rec, out.ranking.iter().take(10).copied().collect()));
             }

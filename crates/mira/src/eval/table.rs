@@ -99,6 +99,28 @@ fn dataset(out: &mut String, d: &DatasetReport, per_conversation: bool) {
         }
         row(out, name, "all 1-4", &s.overall);
     }
+    let _ = writeln!(
+        out,
+        "\nNewest evidence first (questions whose block shows evidence of two or more times) and earlier statements marked per block:"
+    );
+    for (name, s) in &d.systems {
+        let cats: Vec<String> = s
+            .by_category
+            .iter()
+            .filter(|(_, m)| m.dated_evidence > 0)
+            .map(|(c, m)| format!("cat {c} {}/{}", m.newest_first, m.dated_evidence))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{name:<width$} {}  marked {:.2}",
+            if cats.is_empty() {
+                "-".to_owned()
+            } else {
+                cats.join(", ")
+            },
+            s.overall.marked
+        );
+    }
     if per_conversation {
         let _ = writeln!(out, "\nPer conversation (categories 1-4):");
         for c in &d.conversations {

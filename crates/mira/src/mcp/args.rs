@@ -188,7 +188,8 @@ pub struct CausalArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ArchiveArgs {
-    /// Archive memories of every type older than this many days, instead of the thresholds.
+    /// Archive session notes and debug logs older than this many days, instead of the
+    /// thresholds (decisions, facts and preferences never age out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "days_schema")]
     pub older_than_days: Option<Value>,
@@ -227,6 +228,26 @@ pub struct ClearArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "bool_schema")]
     pub confirm: Option<Value>,
+}
+
+/// Arguments of `mira_supersede`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SupersedeArgs {
+    /// The earlier memory, no longer true (an id as printed).
+    #[schemars(with = "String", length(min = 1))]
+    pub old: Option<String>,
+    /// The memory that replaces it.
+    #[schemars(with = "String", length(min = 1))]
+    pub new: Option<String>,
+    /// Why (echoed and logged, not stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", length(max = 1000))]
+    pub reason: Option<String>,
+    /// true: make old current again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "bool_schema")]
+    pub undo: Option<Value>,
 }
 
 /// Arguments of `mira_forget`.

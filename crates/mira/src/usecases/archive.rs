@@ -23,11 +23,15 @@ pub const MAX_OLDER_THAN_DAYS: i64 = 36_500;
 /// Most ids accepted in one call.
 pub const MAX_IDS: usize = 1000;
 
+/// The types that age out of recall: archiving by age (the thresholds or `older_than_days`)
+/// never takes a decision, a fact or a preference; only explicit ids do.
+pub const AGEING: [MemoryType; 2] = [MemoryType::SessionNote, MemoryType::DebugLog];
+
 /// An archive request. With neither `older_than_days` nor `ids`, the configured thresholds
 /// (`archive_thresholds`) apply; with either, only what was asked for.
 #[derive(Debug, Clone, Default)]
 pub struct ArchiveRequest {
-    /// Archive memories of every type older than this many days.
+    /// Archive session notes and debug logs older than this many days.
     pub older_than_days: Option<i64>,
     /// Archive these memories (short ids, longer prefixes, `<uuid>` or `T0:<uuid>`).
     pub ids: Vec<String>,
@@ -134,14 +138,13 @@ fn existing(
     Ok(out)
 }
 
+/// The configured age of `t` (of [`AGEING`]; the others never age out).
 fn threshold(app: &App, t: MemoryType) -> Option<u32> {
     let a = &app.config.archive_thresholds;
     match t {
-        MemoryType::Decision => a.decision,
-        MemoryType::Fact => a.fact,
-        MemoryType::Preference => a.preference,
         MemoryType::SessionNote => a.session_note,
         MemoryType::DebugLog => a.debug_log,
+        MemoryType::Decision | MemoryType::Fact | MemoryType::Preference => None,
     }
 }
 
@@ -165,10 +168,10 @@ pub fn archive(app: &App, access: &Access, req: &ArchiveRequest) -> UseCaseResul
                 "older_than_days {days} is out of range: give 1 to {MAX_OLDER_THAN_DAYS} days"
             )));
         }
-        rules.push((None, days as u32));
+        rules.extend(AGEING.into_iter().map(|t| (Some(t), days as u32)));
     } else if ids.is_empty() {
         rules.extend(
-            MemoryType::ALL
+            AGEING
                 .into_iter()
                 .filter_map(|t| threshold(app, t).map(|d| (Some(t), d))),
         );
@@ -318,8 +321,7 @@ pub fn render_text(o: &ArchiveOutcome) -> String {
     for r in &o.rules {
         let label = match (r.memory_type, r.days) {
             (Some(t), Some(d)) => format!("{} > {d}d", type_label(t)),
-            (None, Some(d)) => format!("All types > {d}d"),
-            (_, None) => "By id".to_owned(),
+            _ => "By id".to_owned(),
         };
         let _ = writeln!(out, "- {label}: {}", r.count);
     }

@@ -15,6 +15,7 @@ pub mod recall;
 pub mod soul;
 pub mod status;
 pub mod store;
+pub mod supersede;
 pub mod timeline;
 pub mod transfer;
 pub mod validate;

@@ -537,8 +537,9 @@ fn the_tool_list_is_small_and_says_what_an_agent_needs() {
         tool.as_object_mut().unwrap().remove("outputSchema");
     }
     let bytes = serde_json::to_string(&seen).unwrap().len();
+    // Twelve tools (mira_supersede the latest, at about 870 bytes).
     assert!(
-        bytes <= 13_000,
+        bytes <= 14_000,
         "tools/list without output schemas is {bytes} bytes"
     );
     let tools = list["result"]["tools"].as_array().unwrap();

@@ -211,27 +211,28 @@ fn explicit_age_and_ids_replace_the_thresholds() {
     let dir = tempfile::tempdir().unwrap();
     let app = hash_app(dir.path());
     let f = fixture(&app);
-    // 100 days: only the 400-day-old decision, whatever its type.
+    // 20 days: the 31-day-old note, never the 400-day-old decision (decisions do not age out).
     let out = archive(
         &app,
         &Access::local(),
         &ArchiveRequest {
-            older_than_days: Some(100),
+            older_than_days: Some(20),
             ..ArchiveRequest::default()
         },
     )
     .unwrap();
     assert_eq!(
         out.items.iter().map(|i| i.id).collect::<Vec<_>>(),
-        vec![f.decision.0]
+        vec![f.note.0]
     );
-    assert!(render_text(&out).contains("- All types > 100d: 1\n"));
-    assert!(archived(&app, f.decision.0) && !archived(&app, f.note.0));
-    // By id: the recent note, and the decision again (already archived: reported, unchanged).
+    assert!(render_text(&out)
+        .starts_with("Archiving complete:\n- Session notes > 20d: 1\n- Debug logs > 20d: 0\n"));
+    assert!(archived(&app, f.note.0) && !archived(&app, f.decision.0));
+    // By id: the recent note, and the note again (already archived: reported, unchanged).
     let req = ArchiveRequest {
         ids: vec![
             f.recent.0.to_string(),
-            format!("T0:{}", f.decision.0),
+            format!("T0:{}", f.note.0),
             f.recent.0.to_string(),
         ],
         ..ArchiveRequest::default()
@@ -241,17 +242,19 @@ fn explicit_age_and_ids_replace_the_thresholds() {
         out.items.iter().map(|i| i.id).collect::<Vec<_>>(),
         vec![f.recent.0]
     );
-    assert_eq!(out.already_archived, vec![f.decision.0]);
+    assert_eq!(out.already_archived, vec![f.note.0]);
     let text = render_text(&out);
     assert!(
         text.starts_with("Archiving complete:\n- By id: 1\n"),
         "{text}"
     );
     assert!(
-        text.contains(&format!("Already archived: {}", short_id(f.decision.0))),
+        text.contains(&format!("Already archived: {}", short_id(f.note.0))),
         "{text}"
     );
-    assert!(archived(&app, f.recent.0) && !archived(&app, f.note.0) && !archived(&app, f.debug.0));
+    assert!(
+        archived(&app, f.recent.0) && !archived(&app, f.decision.0) && !archived(&app, f.debug.0)
+    );
     let json = serde_json::to_value(&out).unwrap();
     assert_eq!(json["items"][0]["id"], f.recent.0.to_string());
     assert_eq!(json["rules"][0]["days"], serde_json::Value::Null);
@@ -341,10 +344,11 @@ fn configured_thresholds_and_overlap_cache_ttl_apply() {
     )
     .unwrap();
     assert_eq!(dry.overlap_purged, 1);
+    // The decision's threshold (set here past the config's validation) is not applied.
     let out = archive(&app, &Access::local(), &ArchiveRequest::default()).unwrap();
     let text = render_text(&out);
     assert!(
-        text.starts_with("Archiving complete:\n- Decisions > 365d: 1\n- Debug logs > 7d: 1\n"),
+        text.starts_with("Archiving complete:\n- Debug logs > 7d: 1\n"),
         "{text}"
     );
     assert!(
@@ -353,7 +357,7 @@ fn configured_thresholds_and_overlap_cache_ttl_apply() {
     );
     assert_eq!(
         out.items.iter().map(|i| i.id).collect::<Vec<_>>(),
-        vec![f.decision.0, f.debug.0]
+        vec![f.debug.0]
     );
     let fresh = app
         .store
@@ -361,4 +365,67 @@ fn configured_thresholds_and_overlap_cache_ttl_apply() {
         .unwrap();
     assert_eq!(fresh.len(), 1);
     assert!(!archived(&app, f.note.0));
+}
+
+#[test]
+fn a_fact_a_preference_and_a_decision_of_any_age_survive_mira_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let old = "2010-01-05T09:00:00Z";
+    let id = |text: &str, ty: &str| {
+        let out = common::stdout(common::mira(d).args([
+            "store",
+            text,
+            "--wing",
+            "w",
+            "--type",
+            ty,
+            "--created-at",
+            old,
+            "--json",
+        ]));
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        // Every human output prints the short id.
+        v["id"].as_str().unwrap()[..8].to_owned()
+    };
+    let kept = [
+        id("The staging cluster runs in eu-west-1.", "fact"),
+        id("I prefer short commit messages.", "preference"),
+        id("We decided to release every second Tuesday.", "decision"),
+    ];
+    let note = id("We talked about the offsite agenda.", "session_note");
+    // Without arguments: what it would take, and how to go ahead; nothing changes.
+    let shown = common::stdout(common::mira(d).args(["archive"]));
+    assert!(
+        shown.starts_with("Archive dry run (nothing was changed):\n- Session notes > 30d: 1\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&note) && shown.contains("mira archive --yes"),
+        "{shown}"
+    );
+    assert!(kept.iter().all(|k| !shown.contains(k.as_str())), "{shown}");
+    let timeline = || common::stdout(common::mira(d).args(["timeline", "--wing", "w"]));
+    assert!(timeline().contains(&note));
+    let done = common::stdout(common::mira(d).args(["archive", "--yes"]));
+    assert!(done.starts_with("Archiving complete:\n"), "{done}");
+    let aged = common::stdout(common::mira(d).args(["archive", "--older-than", "1"]));
+    assert!(aged.starts_with("Archiving complete:\n"), "{aged}");
+    let t = timeline();
+    assert!(!t.contains(&note), "{t}");
+    for k in &kept {
+        assert!(t.contains(k.as_str()), "{k} was archived:\n{t}");
+    }
+    // A configuration that would age them out is refused.
+    std::fs::write(d.join("c.yaml"), "archive_thresholds:\n  fact: 90\n").unwrap();
+    let refused = common::mira(d)
+        .args(["--config", "c.yaml", "archive"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("never age out"),
+        "{refused:?}"
+    );
 }

@@ -4,6 +4,7 @@
     reason = "helpers unwrap like the tests (clippy.toml's allowance covers only #[test] functions)"
 )]
 
+mod agent_supersede;
 mod bad_input;
 mod batch_ingest;
 mod bench;
@@ -29,6 +30,7 @@ mod mcp_common;
 mod mcp_http;
 mod mcp_stdio;
 mod module_graph;
+mod newer_first;
 mod ops_http;
 mod output_schema;
 mod pg_connect;

@@ -127,6 +127,14 @@ fn calls(first: &str, second: &str) -> Vec<(&'static str, Value)> {
             "mira_unlink",
             json!({"from": first, "to": second, "relation": "resolves"}),
         ),
+        (
+            "mira_supersede",
+            json!({"old": first, "new": second, "reason": "the pool decision replaces it"}),
+        ),
+        (
+            "mira_supersede",
+            json!({"old": first, "new": second, "undo": true}),
+        ),
         ("mira_forget", json!({"id": second})),
         (
             "mira_clear_memory",

@@ -455,6 +455,50 @@ fn scenario(db: &Db) {
         Some("team-b"),
         "unlink",
     );
+    // Supersession: both memories in wings the token writes.
+    refused(
+        &attempt(
+            "mira_supersede",
+            &mut alice,
+            json!({"old": b_old, "new": b1}),
+        ),
+        "alice",
+        Some("team-b"),
+        "supersede in another wing",
+    );
+    refused(
+        &attempt("mira_supersede", &mut alice, json!({"old": a1, "new": b1})),
+        "alice",
+        Some("team-b"),
+        "supersede by a memory of another wing",
+    );
+    refused(
+        &attempt(
+            "mira_supersede",
+            &mut reader,
+            json!({"old": b_old, "new": b1}),
+        ),
+        "reader",
+        None,
+        "a read-only token supersedes",
+    );
+    let r = ok(
+        attempt("mira_supersede", &mut bob, json!({"old": b_old, "new": b1})),
+        "bob supersedes in his wing",
+    );
+    assert_eq!(
+        r["structuredContent"]["superseded"],
+        json!(true),
+        "{name}: {r}"
+    );
+    ok(
+        attempt(
+            "mira_supersede",
+            &mut bob,
+            json!({"old": b_old, "new": b1, "undo": true}),
+        ),
+        "bob undoes it",
+    );
     refused(
         &attempt("mira_forget", &mut alice, json!({"id": b1})),
         "alice",

@@ -5,9 +5,9 @@
 //! the successor) are read and measured here. A pinned memory's sections cost the pinned mark
 //! more. Content and fingerprints are read for the selected memories alone, in one query, and
 //! their sections printed at the cost the allocator paid for them: no tokenizer runs on this
-//! path but for the frame's few short lines.
+//! path but for the frame's few short lines and the sections marked as earlier statements.
 
-use super::{why, Candidate, Order, RecalledItem};
+use super::{newer_first, why, Candidate, Order, RecalledItem};
 use crate::usecases::{UseCaseError, UseCaseResult};
 use crate::App;
 use mira_core::allocate::{self, AllocCandidate, AllocParams, ModeCosts, Selection, NOT_OFFERED};
@@ -61,12 +61,17 @@ fn left_out_notice(ids: &[MemoryId]) -> String {
 }
 
 /// Chooses what of `cands` (in relevance order) fits `frame.budget`, frame included, at most
-/// `limit` memories when given, and renders the block in `order`. When candidates exist but not one fits, the error says the
-/// smallest budget that shows one; a pinned memory that does not fit is named under the query.
+/// `limit` memories when given, and renders the block in `order`, newer restatements first
+/// when `recall.newer_first` is on ([`newer_first`], for the query's vector `question`). When
+/// candidates exist but not one fits, the error says the smallest budget that shows one; a
+/// pinned memory that does not fit is named under the query. The marks of earlier statements
+/// are paid for: when they push the block over the budget, the allocator runs again with that
+/// much less room.
 pub(super) fn build(
     app: &App,
     frame: &Frame<'_>,
     cands: &[Candidate],
+    question: &[f32],
     order: Order,
     limit: Option<usize>,
 ) -> UseCaseResult<Context> {
@@ -116,8 +121,8 @@ pub(super) fn build(
     // The memories shown at `budget` and the frame's lines. Pinned memories the budget cannot
     // hold are named under the query; that line takes budget too, so the choice is then made
     // again leaving room for it naming every pinned candidate (each id costs its own tokens:
-    // naming fewer never costs more).
-    let choose = |budget: u32| -> (Vec<Selection>, Vec<String>) {
+    // naming fewer never costs more). `marks`: the room left for earlier-statement marks.
+    let choose = |budget: u32, marks: u32| -> (Vec<Selection>, Vec<String>) {
         let at = |notices: &[String]| {
             let f = Frame {
                 budget,
@@ -126,7 +131,9 @@ pub(super) fn build(
             };
             allocate::allocate(
                 &alloc,
-                budget.saturating_sub(f.reserve(cands.len())),
+                budget
+                    .saturating_sub(f.reserve(cands.len()))
+                    .saturating_sub(marks),
                 &params,
                 &mut |i, j| unit_cosine(&cands[i].embedding, &cands[j].embedding),
             )
@@ -142,8 +149,8 @@ pub(super) fn build(
         }
         (selections, notices)
     };
-    let (selections, notices) = choose(frame.budget);
-    let frame = Frame {
+    let (mut selections, mut notices) = choose(frame.budget, 0);
+    let first = Frame {
         notices: &notices,
         ..*frame
     };
@@ -152,20 +159,20 @@ pub(super) fn build(
         // this one and one that holds the first memory's header with every line reserved.
         let reserved = Frame {
             notices: &reserving,
-            ..frame
+            ..first
         };
         if let Some(enough) = enough_budget(&reserved, &alloc, cands.len()) {
-            let (mut lo, mut hi) = (frame.budget, enough);
+            let (mut lo, mut hi) = (first.budget, enough);
             while hi - lo > 1 {
                 let mid = lo + (hi - lo) / 2;
-                if choose(mid).0.is_empty() {
+                if choose(mid, 0).0.is_empty() {
                     lo = mid;
                 } else {
                     hi = mid;
                 }
             }
             return Err(too_small(
-                frame.budget,
+                first.budget,
                 hi,
                 "the block's own lines and its first memory as a one-line header",
                 app,
@@ -173,22 +180,62 @@ pub(super) fn build(
         }
     }
     if cands.is_empty() {
-        let frame_only = render::context_block(&frame, &[]).1;
-        if frame_only > frame.budget {
+        let frame_only = render::context_block(&first, &[]).1;
+        if frame_only > first.budget {
             return Err(too_small(
-                frame.budget,
+                first.budget,
                 frame_only,
                 "the block's own lines",
                 app,
             ));
         }
     }
-    let missing: Vec<MemoryId> = selections
-        .iter()
-        .map(|s| cands[s.index].card.id)
-        .filter(|id| !memories.contains_key(id))
-        .collect();
-    memories.extend(app.store.memories(&missing)?);
+    let question = app
+        .config
+        .recall
+        .newer_first
+        .then_some((frame.query, question));
+    let budget = frame.budget;
+    let (mut marks, mut attempts) = (0, 0);
+    loop {
+        let missing: Vec<MemoryId> = selections
+            .iter()
+            .map(|s| cands[s.index].card.id)
+            .filter(|id| !memories.contains_key(id))
+            .collect();
+        memories.extend(app.store.memories(&missing)?);
+        let frame = Frame {
+            notices: &notices,
+            ..*frame
+        };
+        let (mut items, mut sections) = shown(cands, &memories, &selections, question, order);
+        let (mut text, mut used) = render::context_block(&frame, &sections);
+        if used > budget && attempts < 2 && items.iter().any(|i| i.newer.is_some()) {
+            // The marks pushed the block over: choose again with that much less room.
+            marks += used - budget;
+            attempts += 1;
+            (selections, notices) = choose(budget, marks);
+            continue;
+        }
+        // The allocator kept the sections within the budget less the frame's largest cost (and
+        // the marks); this only guards that bound.
+        while used > frame.budget && !sections.is_empty() {
+            sections.pop();
+            items.pop();
+            (text, used) = render::context_block(&frame, &sections);
+        }
+        return Ok(Context { items, text, used });
+    }
+}
+
+/// The items and sections of `selections`, in the block's order.
+fn shown(
+    cands: &[Candidate],
+    memories: &HashMap<MemoryId, Memory>,
+    selections: &[Selection],
+    question: Option<(&str, &[f32])>,
+    order: Order,
+) -> (Vec<RecalledItem>, Vec<Placed>) {
     let mut chosen: Vec<(&Candidate, &Memory, Selection)> = selections
         .iter()
         .filter_map(|s| {
@@ -196,22 +243,25 @@ pub(super) fn build(
             Some((c, memories.get(&c.card.id)?, *s))
         })
         .collect();
-    match order {
-        Order::Time => chosen.sort_by_key(|(c, m, _)| (m.created_at, c.card.key)),
-        Order::Relevance => {
-            let times: Vec<_> = chosen.iter().map(|(_, m, _)| m.created_at).collect();
-            let mut by_relevance: Vec<Option<_>> = chosen.into_iter().map(Some).collect();
-            chosen = render::by_day(&times)
-                .into_iter()
-                .filter_map(|i| by_relevance.get_mut(i).and_then(Option::take))
-                .collect();
-        }
+    if order == Order::Time {
+        chosen.sort_by_key(|(c, m, _)| (m.created_at, c.card.key));
     }
     let mut sections = Vec::with_capacity(chosen.len());
     let mut items = Vec::with_capacity(chosen.len());
-    for (c, m, s) in chosen {
-        // The allocator's cost: the section's token count, stored with the memory.
-        let (text, tokens) = (render::section_text(s.mode, m, c.card.pinned), s.cost);
+    for shown in newer_first::arrange(chosen, question, order) {
+        let (c, m, s) = (shown.candidate, shown.memory, shown.selection);
+        let section = render::section_text(s.mode, m, c.card.pinned);
+        // The allocator's cost: the section's token count, stored with the memory; a marked
+        // section is counted as printed.
+        let (text, tokens) = match shown.newer {
+            None => (section, s.cost),
+            Some(newer) => {
+                let mark = render::earlier_mark(m.created_at, newer.id, newer.created_at);
+                let text = render::with_mark(&section, &mark);
+                let cost = u32::try_from(mira_core::tokens::count(&text)).unwrap_or(u32::MAX);
+                (text, cost)
+            }
+        };
         items.push(RecalledItem {
             id: m.id,
             short_id: render::short_id(m.id),
@@ -225,6 +275,7 @@ pub(super) fn build(
                 .created_at
                 .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             superseded_by: m.superseded_by,
+            newer: newer_first::newer_id(&shown),
             pinned: c.card.pinned,
             text: text.clone(),
             why: why::explain(&why::Picked {
@@ -233,6 +284,7 @@ pub(super) fn build(
                 relevance: c.relevance,
                 pinned: c.card.pinned,
                 superseded_by: m.superseded_by,
+                newer: newer_first::newer_id(&shown),
                 mode: s.mode,
             }),
         });
@@ -242,15 +294,7 @@ pub(super) fn build(
             cost: tokens,
         });
     }
-    let (mut text, mut used) = render::context_block(&frame, &sections);
-    // The allocator kept the sections within the budget less the frame's largest cost; this
-    // only guards that bound.
-    while used > frame.budget && !sections.is_empty() {
-        sections.pop();
-        items.pop();
-        (text, used) = render::context_block(&frame, &sections);
-    }
-    Ok(Context { items, text, used })
+    (items, sections)
 }
 
 /// The pinned candidates the selections leave out, in relevance order.

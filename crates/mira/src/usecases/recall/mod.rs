@@ -6,11 +6,14 @@
 //! how far the best stands above the scope's background → fallback wings when the scope is
 //! empty → the successors of superseded memories, and the scope's pinned memories →
 //! the allocator walks down the relevance order (pinned first, relevance floor, redundancy,
-//! richest mode that fits; `mira_core::allocate`) → the context block, shown by relevance or in
-//! time order; when nothing stands out, a short block that says so. The whole answer, frame
+//! richest mode that fits; `mira_core::allocate`) → newer first within a subject
+//! (`newer_first`, off by default: of two chosen memories about the same thing, the newer
+//! above, the older marked as an earlier statement) → the context block, shown by relevance or
+//! in time order; when nothing stands out, a short block that says so. The whole answer, frame
 //! included, never exceeds the budget. Recall never writes to the database.
 
 mod context;
+mod newer_first;
 mod retrieve;
 mod why;
 
@@ -116,6 +119,9 @@ pub struct RecalledItem {
     pub created_at: String,
     /// The memory that replaced it, if any.
     pub superseded_by: Option<MemoryId>,
+    /// A newer memory of the block about the same thing, shown above it: this one is marked as
+    /// an earlier statement.
+    pub newer: Option<MemoryId>,
     /// Whether it is pinned.
     pub pinned: bool,
     /// The rendered section.
@@ -372,6 +378,8 @@ struct Ranked {
     fallback_wing: Option<String>,
     /// Whether a mode that wants the query's embedding had none (no model installed).
     lexical_only: bool,
+    /// The query's embedding (empty for the lexical modes or without a model).
+    question: Vec<f32>,
     /// How far the best stands out.
     standout: Standout,
 }
@@ -430,6 +438,7 @@ fn ranked(app: &App, req: &RecallRequest, mode: Retrieval) -> UseCaseResult<Rank
         candidates,
         fallback_wing,
         lexical_only,
+        question: qvec,
         standout,
     })
 }
@@ -517,6 +526,7 @@ pub fn recall_with(
         candidates,
         fallback_wing,
         lexical_only,
+        question,
         standout,
     } = ranked(app, req, mode)?;
     let ranking = cands.iter().map(|c| c.card.id).collect();
@@ -545,7 +555,7 @@ pub fn recall_with(
     let limit = (quiet && cands.len() > context::SMALL_SCOPE).then_some(nothing.memories);
     let build = |notices: &[String]| {
         let frame = frame_of(app, req, budget, fallback, notices);
-        context::build(app, &frame, &cands, req.order, limit)
+        context::build(app, &frame, &cands, &question, req.order, limit)
     };
     // The line that says nothing stands out is also left out when, with it, no memory fits.
     let context::Context { items, text, used } = match build(&notices) {

@@ -16,6 +16,8 @@ pub(super) struct Picked {
     pub pinned: bool,
     /// Its successor, when superseded.
     pub superseded_by: Option<MemoryId>,
+    /// A newer memory of the block about the same thing, when there is one.
+    pub newer: Option<MemoryId>,
     /// How it was rendered.
     pub mode: RenderMode,
 }
@@ -33,6 +35,13 @@ pub(super) fn explain(p: &Picked) -> String {
             mira_core::render::short_id(next)
         ),
         (false, None) => format!("#{} of {} by relevance", p.rank + 1, p.of),
+    };
+    let picked = match p.newer {
+        Some(n) => format!(
+            "{picked}; an earlier statement: {} says the same thing more recently and is shown above",
+            mira_core::render::short_id(n)
+        ),
+        None => picked,
     };
     let form = match p.mode {
         RenderMode::Verbatim => "its full text fits the budget",
@@ -58,6 +67,7 @@ mod tests {
             relevance,
             pinned,
             superseded_by: None,
+            newer: None,
             mode,
         }
     }

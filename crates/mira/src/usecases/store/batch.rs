@@ -268,6 +268,7 @@ impl Writer {
                     near_duplicate_of: None,
                     links: Vec::new(),
                     superseded: Vec::new(),
+                    may_update: Vec::new(),
                     retracted: Vec::new(),
                     redacted: p.redacted,
                     ..first.clone()

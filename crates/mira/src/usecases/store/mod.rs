@@ -71,6 +71,29 @@ pub struct LinkOutcome {
     pub confidence: f32,
 }
 
+/// An earlier memory a store may update: about the same thing, and not marked as superseded.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct MayUpdate {
+    /// Its id.
+    pub id: MemoryId,
+    /// The start of its text, on one line.
+    pub text: String,
+}
+
+/// Characters of an earlier memory's text a "May update" line shows.
+const MAY_UPDATE_CHARS: usize = 100;
+
+impl MayUpdate {
+    fn new(id: MemoryId, content: &str) -> Self {
+        let line: String = content.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut text: String = line.chars().take(MAY_UPDATE_CHARS).collect();
+        if text.len() < line.len() {
+            text.push('…');
+        }
+        MayUpdate { id, text }
+    }
+}
+
 /// What a store did.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StoreOutcome {
@@ -97,6 +120,9 @@ pub struct StoreOutcome {
     pub links: Vec<LinkOutcome>,
     /// Earlier memories this one supersedes.
     pub superseded: Vec<MemoryId>,
+    /// Earlier memories about the same thing it may update (not marked as superseded): the
+    /// caller confirms with `mira_supersede`.
+    pub may_update: Vec<MayUpdate>,
     /// Earlier memories it asked to forget ("please forget …"): archived, restorable.
     pub retracted: Vec<MemoryId>,
     /// Secrets replaced by `[REDACTED:<kind>]` before storing (`storage.redact_secrets`).
@@ -216,7 +242,11 @@ fn new_memory(
     embedding: Vec<f32>,
     batch: &Unwritten,
 ) -> UseCaseResult<(NewMemory, StoreOutcome)> {
-    let (mut links, near) = relate(app, reads, &p, &embedding, batch)?;
+    let relate::Related {
+        mut links,
+        near,
+        may_update,
+    } = relate(app, reads, &p, &embedding, batch)?;
     if p.source == Source::Captured {
         // A captured sentence is a record of a session ("the retries are now logged"), not a
         // statement meant to replace what memory holds: it never hides another memory.
@@ -250,6 +280,11 @@ fn new_memory(
     }
     superseded.sort();
     superseded.dedup();
+    // Candidates the agent may confirm; a captured memory offers none (it never supersedes).
+    let may_update: Vec<MayUpdate> = may_update
+        .into_iter()
+        .filter(|m| p.source == Source::Stored && !superseded.contains(&m.id))
+        .collect();
     // What a client hook captured records what was said in a session; a "forget …" in it
     // was addressed to the agent, not to mira.
     let retracted = match p.source {
@@ -272,6 +307,7 @@ fn new_memory(
         near_duplicate_of: near,
         links: links.clone(),
         superseded: superseded.clone(),
+        may_update,
         retracted: retracted.clone(),
         redacted: p.redacted,
         embedded: !embedding.is_empty(),
@@ -333,6 +369,7 @@ fn existing_copy(reads: &dyn MemoryReads, p: &Prepared) -> UseCaseResult<Option<
         near_duplicate_of: None,
         links: vec![],
         superseded: vec![],
+        may_update: vec![],
         retracted: vec![],
         redacted: p.redacted,
         embedded: false,
@@ -475,6 +512,17 @@ pub fn render_text(o: &StoreOutcome) -> String {
     }
     for s in &o.superseded {
         let _ = writeln!(out, "Supersedes: {}", render::short_id(*s));
+    }
+    for m in &o.may_update {
+        let _ = writeln!(out, "May update: [{}] {}", render::short_id(m.id), m.text);
+    }
+    if let Some(first) = o.may_update.first() {
+        let _ = writeln!(
+            out,
+            "If this replaces one of them, confirm: mira_supersede old={} new={} (undo=true reverses it)",
+            render::short_id(first.id),
+            render::short_id(o.id)
+        );
     }
     for r in &o.retracted {
         let short = render::short_id(*r);

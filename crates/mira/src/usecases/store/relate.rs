@@ -5,12 +5,12 @@
 //! ones are read once per write transaction ([`Unwritten::read_committed`]), not once per
 //! memory: under the wing's lock nothing but the batch itself changes them.
 
-use super::{LinkOutcome, Prepared, UseCaseResult};
+use super::{LinkOutcome, MayUpdate, Prepared, UseCaseResult};
 use crate::App;
 use mira_core::causal::{self, CausalCandidate, CausalParams};
 use mira_core::memory::{Memory, MemoryId, RelationType};
 use mira_core::tags::{Tag, TagKind};
-use mira_core::{lexical, retract, slots};
+use mira_core::{lexical, retract, sameness, slots};
 use mira_store::index::unit_cosine;
 use mira_store::{MemoryReads, NewMemory, Parts, Scope, StoredMemory};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -151,12 +151,29 @@ fn entities(tags: &[Tag]) -> Vec<String> {
         .collect()
 }
 
-/// An earlier memory considered for causal links and near duplicates.
+/// An earlier memory considered for causal links, near duplicates and "may update".
 struct Earlier<'a> {
     id: MemoryId,
     created_at: i64,
     embedding: &'a [f32],
     entities: &'a [String],
+    content: &'a str,
+    /// Not superseded (nor replaced earlier in the batch).
+    current: bool,
+}
+
+/// Most "may update" candidates a store offers.
+pub(super) const MAX_MAY_UPDATE: usize = 3;
+
+/// What relating a new memory found.
+pub(super) struct Related {
+    /// Causal links (with the updates found by slots).
+    pub links: Vec<LinkOutcome>,
+    /// The most similar earlier memory when it is a near duplicate.
+    pub near: Option<MemoryId>,
+    /// Current earlier memories about the same thing ([`sameness::same_thing`]), most similar
+    /// first, at most [`MAX_MAY_UPDATE`]: the new memory may update them.
+    pub may_update: Vec<MayUpdate>,
 }
 
 /// The earliest creation time (unix ms) of the memories `m` may be linked to: `causal_max_days`
@@ -166,21 +183,23 @@ fn horizon(app: &App, m: &Memory) -> i64 {
     (m.created_at - chrono::Duration::days(days)).timestamp_millis()
 }
 
-/// Causal links and near-duplicate detection against the `causal_lookback` most recent earlier
-/// memories of the wing (within `causal_max_days`), written or not. Without an embedding (no
-/// model installed) only the updates found by slots are linked: the others need similarity.
+/// Causal links, near-duplicate detection and "may update" candidates against the
+/// `causal_lookback` most recent earlier memories of the wing (within `causal_max_days`),
+/// written or not. Without an embedding (no model installed) only the updates found by slots
+/// are linked: the others need similarity.
 pub(super) fn relate(
     app: &App,
     reads: &dyn MemoryReads,
     p: &Prepared,
     embedding: &[f32],
     batch: &Unwritten,
-) -> UseCaseResult<(Vec<LinkOutcome>, Option<MemoryId>)> {
+) -> UseCaseResult<Related> {
     if embedding.is_empty() {
-        return Ok((
-            with_slot_updates(reads, &p.memory, Vec::new(), batch)?,
-            None,
-        ));
+        return Ok(Related {
+            links: with_slot_updates(reads, &p.memory, Vec::new(), batch)?,
+            near: None,
+            may_update: Vec::new(),
+        });
     }
     let x = &app.config.extraction;
     let since = horizon(app, &p.memory);
@@ -195,6 +214,8 @@ pub(super) fn relate(
             created_at: m.created_at,
             embedding: &m.embedding,
             entities: &m.entities,
+            content: &m.content,
+            current: !batch.replaced(m.id),
         })
         .chain(
             stored
@@ -205,6 +226,8 @@ pub(super) fn relate(
                         created_at: r.memory.created_at.timestamp_millis(),
                         embedding: &r.embedding.as_ref()?.vector,
                         entities,
+                        content: &r.memory.content,
+                        current: r.memory.superseded_by.is_none() && !batch.replaced(r.memory.id),
                     })
                 }),
         )
@@ -245,7 +268,46 @@ pub(super) fn relate(
         confidence: l.confidence,
     })
     .collect();
-    Ok((with_slot_updates(reads, &p.memory, links, batch)?, near))
+    let links = with_slot_updates(reads, &p.memory, links, batch)?;
+    let may_update = may_update(&p.memory, embedding, &recent, &links);
+    Ok(Related {
+        links,
+        near,
+        may_update,
+    })
+}
+
+/// The current memories of `recent` that `m` (with its `embedding`) speaks of the same thing as
+/// ([`sameness::same_thing`]) and does not already update by `links`, most similar first.
+fn may_update(
+    m: &Memory,
+    embedding: &[f32],
+    recent: &[Earlier<'_>],
+    links: &[LinkOutcome],
+) -> Vec<MayUpdate> {
+    let new = sameness::Statement::new(&m.content, embedding, m.created_at);
+    let mut found: Vec<(&Earlier<'_>, f32)> = recent
+        .iter()
+        .filter(|r| {
+            r.current
+                && r.created_at <= m.created_at.timestamp_millis()
+                && !links
+                    .iter()
+                    .any(|l| l.target == r.id && l.relation.supersedes())
+        })
+        .filter_map(|r| {
+            let at = chrono::DateTime::from_timestamp_millis(r.created_at)?;
+            let old = sameness::Statement::new(r.content, r.embedding, at);
+            sameness::same_thing(&old, &new, None)
+                .then(|| (r, sameness::cosine(r.embedding, embedding)))
+        })
+        .collect();
+    found.sort_by(|a, b| b.1.total_cmp(&a.1));
+    found.truncate(MAX_MAY_UPDATE);
+    found
+        .into_iter()
+        .map(|(r, _)| MayUpdate::new(r.id, r.content))
+        .collect()
 }
 
 /// Below this similarity to the request, a memory naming none of its words is not retracted.

@@ -1,0 +1,509 @@
+//! Whether two memories speak of the same thing, whatever their wording: recall shows the
+//! newer of two such memories first and marks the older one as an earlier statement; a store
+//! offers the earlier memories a new one may update.
+//!
+//! Two statements are about the same thing when their vectors are close (cosine at least
+//! [`MIN_SIMILARITY`]), nothing says they are about two people (two speakers, a name in one and
+//! "that name's sister" in the other) or that the later one adds to the earlier rather than
+//! replaces it ("also", "too", "as well"), and one of these holds:
+//!
+//! - **another value in the same frame**: word for word the same sentence but for the values
+//!   (names, places, products, numbers, dates: what [`crate::entities`] finds, numbers and
+//!   capitalised words inside a sentence): one changed value anywhere ("Priya owns the checkout
+//!   service." → "Omar owns …"), or several after an unchanged subject ("My plan is 15 euros
+//!   with 20 GB." → "… 12 euros with 30 GB."); two changed values from the first word on are
+//!   two subjects ("Alice lives in Lyon." and "Bob lives in Porto.");
+//! - **another predicate after an unchanged subject**: one changed stretch of words that does
+//!   not start the sentence, with vectors at least [`CLOSE_SIMILARITY`] apart ("I'm learning
+//!   the violin." → "I'm learning the cello."); a changed subject with the same predicate ("The
+//!   server room is on the ground floor." and "The mail room …") is another thing;
+//! - **an announced change**: the later one says something changed (a closed class of words:
+//!   moved, switched, now, no longer, replaced, new, since, …) and the two share a term of
+//!   their subject (two when they name different people: "Alice lives in Lyon." and "Bob now
+//!   lives in Porto." share only a verb);
+//! - **the same answer**: at recall, when they share a term of their subject in that way and
+//!   the newer is at least as close to the question as the older: two answers about one
+//!   subject, the newer first.
+//!
+//! The first two look at short statements (at most [`MAX_FRAME_WORDS`] words); long texts
+//! compare by the announced change alone.
+
+use crate::entities::extract_entities;
+use crate::lexical;
+use crate::memory::EntityKind;
+use crate::rank::speaker;
+use crate::text::{is_english_stop_word, phrase_regex};
+use chrono::{DateTime, Utc};
+use regex::Regex;
+use std::collections::HashSet;
+use std::sync::{LazyLock, OnceLock};
+
+/// Below this cosine two statements are never the same thing.
+pub const MIN_SIMILARITY: f32 = 0.5;
+/// Cosine from which one changed predicate after an unchanged subject is the same thing.
+pub const CLOSE_SIMILARITY: f32 = 0.7;
+/// Longest statement, in words, compared word for word.
+pub const MAX_FRAME_WORDS: usize = 60;
+
+/// Words that announce that something changed.
+#[rustfmt::skip]
+static CHANGE: LazyLock<Regex> = LazyLock::new(|| {
+    phrase_regex(&[
+        "now", "no longer", "anymore", "any more", "not anymore", "moved", "moving", "switched",
+        "switching", "changed", "replaced", "instead", "new", "update", "updated", "upgraded",
+        "since", "from now on", "starting", "left", "gone", "dropped", "stopped", "quit",
+        "gave up", "became", "promoted", "retired", "took over", "handed", "transferred",
+        "migrated", "rescheduled", "postponed", "pushed back", "slipped", "increased", "raised",
+        "lowered", "reduced", "went up", "went down", "these days", "finally", "sold", "closed",
+        "ended", "broke up", "relocated", "rewrote", "bumped", "passed away", "stepped down",
+        "deleted", "cut", "used to", "previously", "not any longer", "any longer",
+    ])
+});
+
+/// Words that make a statement an addition to what was said before.
+static ADDITION: LazyLock<Regex> = LazyLock::new(|| {
+    phrase_regex(&[
+        "also",
+        "too",
+        "additionally",
+        "as well",
+        "in addition",
+        "besides",
+    ])
+});
+
+/// A memory as compared: its text, its unit vector and when it happened. What is derived from
+/// the text is computed on first use.
+#[derive(Debug)]
+pub struct Statement<'a> {
+    /// The text.
+    pub content: &'a str,
+    /// Its embedding (unit length).
+    pub vector: &'a [f32],
+    /// When it happened.
+    pub at: DateTime<Utc>,
+    text: OnceLock<Text>,
+    words: OnceLock<Vec<Word>>,
+}
+
+/// One word of a statement.
+#[derive(Debug, Clone)]
+struct Word {
+    /// Lower case.
+    lower: String,
+    /// A value: a number, a name, a date (see the module docs).
+    value: bool,
+}
+
+/// What every comparison needs from a text.
+#[derive(Debug)]
+struct Text {
+    /// Who says it (`Name:` prefix), in lower case.
+    speaker: Option<String>,
+    /// The text without its speaker prefix.
+    body_start: usize,
+    /// Its terms (stems of the words that are not stop words), the speaker left out.
+    terms: HashSet<String>,
+    /// The terms of the people it names (they are not what it is about).
+    people: HashSet<String>,
+    /// The lower-case words of its entities.
+    entity_words: HashSet<String>,
+    /// The names it uses in the possessive and what they possess ("Raj's sister": `raj`,
+    /// `sister`), in lower case.
+    possessives: Vec<(String, String)>,
+    /// Its first word, in lower case.
+    first: Option<String>,
+    /// Its words, in lower case (for [`someone_else`]).
+    lower_words: HashSet<String>,
+    /// Whether it says something changed.
+    change: bool,
+    /// Whether it adds to something rather than replaces it.
+    addition: bool,
+    /// Number of words.
+    len: usize,
+}
+
+/// The words of `text` with whether each is a value; `entity_words` are the lower-case words
+/// of its entities.
+fn words(text: &str, entity_words: &HashSet<String>) -> Vec<Word> {
+    let mut out = Vec::new();
+    let mut sentence_start = true;
+    let mut word = String::new();
+    let mut flush = |word: &mut String, sentence_start: &mut bool| {
+        if word.is_empty() {
+            return;
+        }
+        let lower = word.to_lowercase();
+        let capitalised = word.chars().next().is_some_and(char::is_uppercase) && word != "I";
+        let value = word.chars().any(|c| c.is_ascii_digit())
+            || entity_words.contains(&lower)
+            || (capitalised && !*sentence_start);
+        out.push(Word { lower, value });
+        word.clear();
+        *sentence_start = false;
+    };
+    for c in text.chars() {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+            continue;
+        }
+        flush(&mut word, &mut sentence_start);
+        if matches!(c, '.' | '!' | '?' | ';' | ':' | '\n') {
+            sentence_start = true;
+        }
+    }
+    flush(&mut word, &mut sentence_start);
+    out
+}
+
+impl<'a> Statement<'a> {
+    /// A statement of `content` with its embedding, made at `at`.
+    pub fn new(content: &'a str, vector: &'a [f32], at: DateTime<Utc>) -> Self {
+        Statement {
+            content,
+            vector,
+            at,
+            text: OnceLock::new(),
+            words: OnceLock::new(),
+        }
+    }
+
+    fn body(&self) -> &'a str {
+        let start = self.text().body_start;
+        self.content.get(start..).unwrap_or(self.content)
+    }
+
+    fn text(&self) -> &Text {
+        self.text.get_or_init(|| {
+            let speaker = speaker(self.content);
+            let body_start = match speaker {
+                Some(_) => self.content.find(':').map_or(0, |i| i + 1),
+                None => 0,
+            };
+            let body = &self.content[body_start..];
+            let lower = crate::text::words(body);
+            let entities = extract_entities(body, 2);
+            let people = entities
+                .iter()
+                .filter(|e| e.kind == EntityKind::Person)
+                .flat_map(|e| lexical::terms(&e.text))
+                .collect();
+            Text {
+                entity_words: entities
+                    .iter()
+                    .flat_map(|e| crate::text::words(&e.text))
+                    .collect(),
+                speaker,
+                body_start,
+                terms: lexical::terms(body).into_iter().collect(),
+                people,
+                possessives: POSSESSIVE
+                    .captures_iter(body)
+                    .filter_map(|c| Some((c.get(1)?, c.get(2)?)))
+                    .map(|(who, what)| (who.as_str().to_lowercase(), what.as_str().to_lowercase()))
+                    .collect(),
+                first: lower.first().cloned(),
+                len: lower.len(),
+                lower_words: lower.into_iter().collect(),
+                change: CHANGE.is_match(body),
+                addition: ADDITION.is_match(body),
+            }
+        })
+    }
+
+    /// Its words with whether each is a value.
+    fn words(&self) -> &[Word] {
+        self.words
+            .get_or_init(|| words(self.body(), &self.text().entity_words))
+    }
+}
+
+/// A capitalised name in the possessive followed by a word ("Raj's sister").
+static POSSESSIVE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b(\p{Lu}[\p{L}-]+)['’]s\s+(\p{L}+)").expect("literal regex"));
+
+/// The question a recall answers, as the comparison uses it.
+#[derive(Debug, Clone, Default)]
+pub struct Question<'a> {
+    /// Its vector.
+    pub vector: &'a [f32],
+    /// Its distinctive terms: those few of the compared memories contain (see
+    /// [`distinctive_terms`]).
+    pub distinctive: HashSet<String>,
+}
+
+/// Most statements that may hold a distinctive term of the question.
+pub const DISTINCTIVE_HOLDERS: usize = 3;
+
+/// The terms of `question` that at most [`DISTINCTIVE_HOLDERS`] of `statements` contain: what
+/// the question is specifically about, among what recall shows.
+pub fn distinctive_terms(question: &str, statements: &[Statement<'_>]) -> HashSet<String> {
+    lexical::query_terms(question)
+        .into_iter()
+        .filter(|t| {
+            let holders = statements
+                .iter()
+                .filter(|s| s.text().terms.contains(t))
+                .count();
+            (1..=DISTINCTIVE_HOLDERS).contains(&holders)
+        })
+        .collect()
+}
+
+/// Cosine of two unit vectors (0 when either is missing or their lengths differ).
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() || a.is_empty() {
+        return 0.0;
+    }
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// One stretch where two word sequences differ: `[a0, a1)` of the first, `[b0, b1)` of the
+/// second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Hunk {
+    a0: usize,
+    a1: usize,
+    b0: usize,
+    b1: usize,
+}
+
+/// The stretches where `a` and `b` differ, from a longest common subsequence of their words.
+fn hunks(a: &[Word], b: &[Word]) -> Vec<Hunk> {
+    let (n, m) = (a.len(), b.len());
+    // lcs[i][j]: longest common subsequence of a[i..] and b[j..].
+    let mut lcs = vec![vec![0u16; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if a[i].lower == b[j].lower {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    let mut open: Option<(usize, usize)> = None;
+    while i < n || j < m {
+        if i < n && j < m && a[i].lower == b[j].lower {
+            if let Some((a0, b0)) = open.take() {
+                out.push(Hunk {
+                    a0,
+                    a1: i,
+                    b0,
+                    b1: j,
+                });
+            }
+            i += 1;
+            j += 1;
+            continue;
+        }
+        open.get_or_insert((i, j));
+        if j >= m || (i < n && lcs[i + 1][j] >= lcs[i][j + 1]) {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    if let Some((a0, b0)) = open {
+        out.push(Hunk {
+            a0,
+            a1: n,
+            b0,
+            b1: m,
+        });
+    }
+    // A change of function words only ("in the basement" → "on the ground floor": "in" → "on")
+    // changes nothing of what is said.
+    out.retain(|h| {
+        !a[h.a0..h.a1]
+            .iter()
+            .chain(&b[h.b0..h.b1])
+            .all(|w| is_english_stop_word(&w.lower))
+    });
+    out
+}
+
+/// How the words of two statements line up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Frame {
+    /// Only values changed: how many stretches, and whether the first starts the sentence
+    /// (only stop words before it).
+    Values { stretches: usize, at_start: bool },
+    /// One stretch changed, not only values, and words added or left out, after the start of
+    /// the sentence.
+    Predicate,
+    /// Anything else (or too long to say).
+    Other,
+}
+
+fn frame(a: &[Word], b: &[Word]) -> Frame {
+    if a.len() > MAX_FRAME_WORDS || b.len() > MAX_FRAME_WORDS {
+        return Frame::Other;
+    }
+    let hs = hunks(a, b);
+    // The unchanged words must be at least half of the shorter statement and say something
+    // (not only "I", "is", "the").
+    let changed = |i: usize, side: &[Hunk], first: bool| {
+        side.iter().any(|h| {
+            if first {
+                (h.a0..h.a1).contains(&i)
+            } else {
+                (h.b0..h.b1).contains(&i)
+            }
+        })
+    };
+    let kept: Vec<&Word> = (0..a.len())
+        .filter(|&i| !changed(i, &hs, true))
+        .map(|i| &a[i])
+        .collect();
+    if hs.is_empty()
+        || 2 * kept.len() < a.len().min(b.len())
+        || kept.iter().all(|w| is_english_stop_word(&w.lower))
+    {
+        return Frame::Other;
+    }
+    // The first change starts the sentence when only stop words come before it ("The Pro plan"
+    // and "The Team plan").
+    let at_start = a[..hs[0].a0].iter().all(|w| is_english_stop_word(&w.lower));
+    let only_values = hs.iter().all(|h| {
+        a[h.a0..h.a1].iter().chain(&b[h.b0..h.b1]).all(|w| w.value) && h.a1 > h.a0 && h.b1 > h.b0
+    });
+    let substitutions = hs.iter().filter(|h| h.a1 > h.a0 && h.b1 > h.b0).count();
+    if only_values {
+        Frame::Values {
+            stretches: hs.len(),
+            at_start,
+        }
+    } else if substitutions <= 1 && !at_start {
+        Frame::Predicate
+    } else {
+        Frame::Other
+    }
+}
+
+/// Whether `b` speaks of someone or something of the subject of `a` that `a` does not mention
+/// ("Raj's sister" in `b`, "Raj" starting `a`; not "Tariq's laptop" beside "Tariq updated his
+/// laptop").
+fn someone_else(a: &Text, b: &Text) -> bool {
+    a.first.as_ref().is_some_and(|first| {
+        b.possessives
+            .iter()
+            .any(|(who, what)| who == first && !a.lower_words.contains(what))
+    })
+}
+
+/// The terms both share that are not people's names (a name is whom a text is addressed to or
+/// about, not what it says of them).
+fn shared_terms(a: &Text, b: &Text) -> usize {
+    a.terms
+        .intersection(&b.terms)
+        .filter(|t| !a.people.contains(*t) && !b.people.contains(*t))
+        .count()
+}
+
+/// Share of answer to the question the newer statement may lose and still answer it alike.
+pub const ANSWER_MARGIN: f32 = 0.03;
+
+/// Whether `older` and `newer` speak of the same thing (see the module docs); with `question`,
+/// also when both are about its distinctive terms and answer it alike.
+pub fn same_thing(
+    older: &Statement<'_>,
+    newer: &Statement<'_>,
+    question: Option<&Question<'_>>,
+) -> bool {
+    let similarity = cosine(older.vector, newer.vector);
+    if similarity < MIN_SIMILARITY {
+        return false;
+    }
+    let (o, n) = (older.text(), newer.text());
+    if n.addition || o.speaker != n.speaker || someone_else(o, n) || someone_else(n, o) {
+        return false;
+    }
+    if o.len.max(n.len) <= MAX_FRAME_WORDS {
+        match frame(older.words(), newer.words()) {
+            Frame::Values { stretches: 1, .. } => return true,
+            Frame::Values {
+                stretches,
+                at_start: false,
+            } if stretches <= 3 => return true,
+            Frame::Predicate if similarity >= CLOSE_SIMILARITY => return true,
+            _ => {}
+        }
+    }
+    let different_people =
+        !o.people.is_empty() && !n.people.is_empty() && o.people.is_disjoint(&n.people);
+    if n.change && shared_terms(o, n) >= if different_people { 2 } else { 1 } {
+        return true;
+    }
+    question.is_some_and(|q| {
+        let asked: Vec<&String> = q
+            .distinctive
+            .iter()
+            .filter(|t| o.terms.contains(*t))
+            .collect();
+        !asked.is_empty()
+            && asked.iter().all(|t| n.terms.contains(*t))
+            && cosine(q.vector, newer.vector) >= cosine(q.vector, older.vector) - ANSWER_MARGIN
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words_of(s: &str) -> Vec<Word> {
+        words(s, &HashSet::new())
+    }
+
+    #[test]
+    fn hunks_are_the_changed_stretches() {
+        let a = words_of("The Pro plan costs 25 dollars per seat.");
+        let b = words_of("The Team plan costs 40 dollars per seat.");
+        assert_eq!(hunks(&a, &b).len(), 2);
+        assert!(hunks(&a, &a).is_empty());
+        let c = words_of("I paint with watercolours.");
+        let d = words_of("I paint with oils.");
+        assert_eq!(
+            hunks(&c, &d),
+            vec![Hunk {
+                a0: 3,
+                a1: 4,
+                b0: 3,
+                b1: 4
+            }]
+        );
+    }
+
+    #[test]
+    fn frames() {
+        let f = |a: &str, b: &str| frame(&words_of(a), &words_of(b));
+        assert_eq!(
+            f(
+                "Error reports go to Sentry.",
+                "Error reports go to Bugsnag."
+            ),
+            Frame::Values {
+                stretches: 1,
+                at_start: false
+            }
+        );
+        assert_eq!(
+            f("Alice lives in Lyon.", "Bob lives in Porto."),
+            Frame::Other,
+            "sentence-initial capitals are not values without entities"
+        );
+        assert_eq!(
+            f("I paint with watercolours.", "I paint with oils."),
+            Frame::Predicate
+        );
+        assert_eq!(
+            f(
+                "The server room is on the ground floor.",
+                "The mail room is on the ground floor."
+            ),
+            Frame::Other
+        );
+    }
+}

@@ -1,0 +1,168 @@
+//! Explicit supersession after the fact: the agent (or a person) confirms that a memory replaces
+//! an earlier one (`mira_supersede`, `mira supersede OLD NEW`), typically one of the "May update"
+//! candidates a store offered. The older memory stays loadable; recall shows it only as a header
+//! right after its successor. Undoing it makes the older memory current again.
+
+use super::access::Access;
+use super::{validate, UseCaseError, UseCaseResult};
+use crate::webhooks::MemoryEvent;
+use crate::App;
+use mira_core::memory::MemoryId;
+use mira_core::render::short_id;
+use serde::Serialize;
+
+/// Longest reason accepted, in bytes.
+pub const MAX_REASON: usize = 1000;
+
+/// A request to mark `old` as superseded by `new`, or with `undo`, to make `old` current again.
+#[derive(Debug, Clone, Default)]
+pub struct SupersedeRequest {
+    /// The earlier memory (any printed form of its id, or a unique prefix).
+    pub old: String,
+    /// The memory that replaces it.
+    pub new: String,
+    /// Why (kept in the answer and the log; not stored).
+    pub reason: Option<String>,
+    /// Undo an earlier supersession of `old` by `new`.
+    pub undo: bool,
+}
+
+/// What a supersede (or its undo) did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct SupersedeOutcome {
+    /// The earlier memory.
+    pub old: MemoryId,
+    /// The memory that replaces it.
+    pub new: MemoryId,
+    /// Whether `old` is superseded by `new` now.
+    pub superseded: bool,
+    /// Whether this call changed anything (false when it was already so).
+    pub changed: bool,
+    /// The reason given.
+    pub reason: Option<String>,
+}
+
+/// Marks `req.old` as superseded by `req.new` (both in one wing, `new` not itself replaced by
+/// `old`), or undoes that; idempotent. `access` must write to the wing of both memories.
+pub fn supersede(
+    app: &App,
+    access: &Access,
+    req: &SupersedeRequest,
+) -> UseCaseResult<SupersedeOutcome> {
+    let old = validate::memory_id(&*app.store, &req.old)?;
+    let new = validate::memory_id(&*app.store, &req.new)?;
+    let reason = req
+        .reason
+        .as_deref()
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(str::to_owned);
+    if reason.as_ref().is_some_and(|r| r.len() > MAX_REASON) {
+        return Err(UseCaseError::Invalid(format!(
+            "reason is longer than {MAX_REASON} bytes: say it in a sentence"
+        )));
+    }
+    if old == new {
+        return Err(UseCaseError::Invalid(
+            "old and new are the same memory: give the earlier memory as old and the one that replaces it as new".into(),
+        ));
+    }
+    let load = |id: MemoryId| -> UseCaseResult<mira_store::StoredMemory> {
+        app.store.load(id)?.ok_or_else(|| {
+            UseCaseError::NotFound(format!(
+                "no memory has id {id}: take ids from mira_recall or mira_timeline"
+            ))
+        })
+    };
+    let (o, n) = (load(old)?.memory, load(new)?.memory);
+    access.check_write(&o.wing)?;
+    access.check_write(&n.wing)?;
+    let mut outcome = SupersedeOutcome {
+        old,
+        new,
+        superseded: o.superseded_by == Some(new),
+        changed: false,
+        reason,
+    };
+    if req.undo {
+        match o.superseded_by {
+            Some(by) if by != new => {
+                return Err(UseCaseError::Invalid(format!(
+                    "{} is superseded by {}, not by {}: undo that one instead",
+                    short_id(old),
+                    short_id(by),
+                    short_id(new)
+                )))
+            }
+            Some(_) => {
+                app.store.set_superseded_by(old, None)?;
+                outcome.superseded = false;
+                outcome.changed = true;
+            }
+            None => {}
+        }
+    } else if !outcome.superseded {
+        if o.wing != n.wing {
+            return Err(UseCaseError::Invalid(format!(
+                "{} is in wing '{}' and {} in wing '{}': a memory can only replace one of its own wing",
+                short_id(old),
+                o.wing,
+                short_id(new),
+                n.wing
+            )));
+        }
+        if n.superseded_by == Some(old) {
+            return Err(UseCaseError::Invalid(format!(
+                "{} already replaces {}: undo that first (mira_supersede old={} new={} undo=true)",
+                short_id(old),
+                short_id(new),
+                short_id(new),
+                short_id(old)
+            )));
+        }
+        if let Some(by) = o.superseded_by {
+            return Err(UseCaseError::Invalid(format!(
+                "{} is already superseded by {}: undo that first (mira_supersede old={} new={} undo=true)",
+                short_id(old),
+                short_id(by),
+                short_id(old),
+                short_id(by)
+            )));
+        }
+        app.store.set_superseded_by(old, Some(new))?;
+        outcome.superseded = true;
+        outcome.changed = true;
+        app.emit(|| vec![MemoryEvent::superseded(&o, new)]);
+    }
+    if outcome.changed {
+        app.sync_index();
+        tracing::info!(
+            old = %old,
+            new = %new,
+            undo = req.undo,
+            reason = outcome.reason.as_deref().unwrap_or(""),
+            "supersession changed"
+        );
+    }
+    Ok(outcome)
+}
+
+/// The text form of a supersede outcome.
+pub fn render_text(o: &SupersedeOutcome) -> String {
+    use std::fmt::Write;
+    let (old, new) = (short_id(o.old), short_id(o.new));
+    let mut out = match (o.superseded, o.changed) {
+        (true, true) => format!(
+            "Superseded: {old} by {new}\nRecall now shows {new} and {old} only as a header after it. Undo: mira_supersede old={old} new={new} undo=true\n"
+        ),
+        (true, false) => format!("Already superseded: {old} by {new}\n"),
+        (false, true) => {
+            format!("Undone: {old} is current again (no longer superseded by {new})\n")
+        }
+        (false, false) => format!("Nothing to undo: {old} is not superseded by {new}\n"),
+    };
+    if let Some(r) = &o.reason {
+        let _ = writeln!(out, "Reason: {r}");
+    }
+    out
+}
