@@ -516,10 +516,21 @@ fn the_memory_browser_in_chromium() {
         click(&c, "#act-forget").await;
         confirm(&c).await;
         until(&c, "return document.body.dataset.view === 'timeline'", "the timeline after forgetting").await;
-        let (again, block) = search(&c).await;
+        // The page and a new process agree once both see the deletion (a few tries at most:
+        // the server and the command line each reconcile their index with the database).
+        let mut tries = 0;
+        let (again, shown, cli) = loop {
+            let (again, block) = search(&c).await;
+            let (cli_ids, cli_block) = cli_recall(d);
+            let (shown, cli) = (as_on_the_command_line(&block), without_tokens_used(&cli_block));
+            tries += 1;
+            if (&again, &shown) == (&cli_ids, &cli) || tries == 10 {
+                break (again, shown, (cli_ids, cli));
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        };
         assert!(!again.contains(&first), "{first} still recalled after forgetting it");
-        let (cli_ids, cli_block) = cli_recall(d);
-        assert_eq!((again, as_on_the_command_line(&block)), (cli_ids, without_tokens_used(&cli_block)));
+        assert_eq!((again, shown), cli);
 
         // Store a new memory from the page: the form starts in the wing being browsed.
         c.goto(&format!("{url}#/timeline?wing=shop")).await.expect("shop's timeline");
