@@ -119,6 +119,14 @@ pub enum Surface {
 }
 
 impl Surface {
+    /// The surface whose closing line costs the most tokens.
+    fn longest() -> Surface {
+        [Surface::Mcp, Surface::Cli]
+            .into_iter()
+            .max_by_key(|s| tokens::count(&s.instructions()))
+            .unwrap_or_default()
+    }
+
     /// The instructions line closing the block.
     pub fn instructions(self) -> String {
         match self {
@@ -437,9 +445,14 @@ impl Frame<'_> {
 
     /// The most the frame can cost with at most `max_count` memories: what the sections may not
     /// use of the budget. (cl100k writes a number in groups of up to three digits, one token
-    /// each, so a smaller count or total never costs more.)
+    /// each, so a smaller count or total never costs more.) The closing line is counted as the
+    /// longest surface's, so that an agent and a person asking the same get the same memories.
     pub fn reserve(&self, max_count: usize) -> u32 {
-        self.cost(max_count.max(1), self.budget.max(1))
+        let widest = Frame {
+            instructions: self.instructions.map(|_| Surface::longest()),
+            ..*self
+        };
+        widest.cost(max_count.max(1), self.budget.max(1))
     }
 }
 
@@ -759,6 +772,10 @@ pub(crate) mod tests {
         assert!(cli_block.ends_with("`mira load ID` gives one in full."));
         assert!(!cli_block.contains("mira_load"), "{cli_block}");
         assert!(tokens::count(&cli_block) as u32 <= cli_total);
+        // Both surfaces leave the sections the same room: the same recall shows the same
+        // memories to an agent and at the command line.
+        assert_eq!(cli.reserve(7), frame.reserve(7));
+        assert!(cli_total <= cli.reserve(1) + s.cost + day_line_cost(d.created_at));
         let notes = [
             "Note: ranked by words only.".to_string(),
             "Second\nnote.".to_string(),

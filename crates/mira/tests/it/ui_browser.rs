@@ -516,16 +516,11 @@ fn the_memory_browser_in_chromium() {
         click(&c, "#act-forget").await;
         confirm(&c).await;
         until(&c, "return document.body.dataset.view === 'timeline'", "the timeline after forgetting").await;
-        // Gone from the page and from mira recall alike; what the page shows, mira recall shows
-        // in the same order. (Known gap, left open: under load the server can count one
-        // candidate more than a new process after this forget, past the 20 that a scope shows
-        // whole, so the page leaves out the low-relevance tail that mira recall still lists.)
-        let (again, _) = search(&c).await;
-        let (cli_ids, _) = cli_recall(d);
+        let (again, block) = search(&c).await;
+        let (cli_ids, cli_block) = cli_recall(d);
         assert!(!again.contains(&first), "{first} still recalled after forgetting it");
-        assert!(!cli_ids.contains(&first), "{first} still recalled by mira recall");
-        let in_cli: Vec<&String> = cli_ids.iter().filter(|id| again.contains(id)).collect();
-        assert_eq!(in_cli, again.iter().collect::<Vec<_>>(), "the page shows what mira recall does not");
+        assert_eq!(again, cli_ids, "the page and mira recall disagree after a forget");
+        assert_eq!(as_on_the_command_line(&block), without_tokens_used(&cli_block));
 
         // Store a new memory from the page: the form starts in the wing being browsed.
         c.goto(&format!("{url}#/timeline?wing=shop")).await.expect("shop's timeline");
