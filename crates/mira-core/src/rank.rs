@@ -16,8 +16,11 @@
 //! - **Entity**: when the query names exactly one known person, memories by or about them gain a
 //!   fixed amount.
 //! - **Sessions**: the best candidates are taken in turn, each further memory of a session
-//!   already taken counting [`RankParams::session_diversity`] less ([`diversify`]), so that the
-//!   first ten reach more sessions (a question about several conversations needs each of them).
+//!   already taken counting up to [`RankParams::session_diversity`] less ([`diversify`]), so
+//!   that the first ten reach more sessions (a question about several conversations needs each
+//!   of them). A memory bears the penalty in the share it stands alone, `1 − r(i)`: a long
+//!   memory repeats what another long memory of its session above it already brought, while a
+//!   short turn is the context its neighbours need (a chat of short turns is not reordered).
 //!
 //! [`Standout`] is the other side: how far the best candidate stands above the scope's
 //! background, in words and in meaning, so that a recall with nothing relevant can say so.
@@ -44,8 +47,9 @@ pub struct RankParams {
     /// How much a memory's own score `F` in [0, 1] limits what its neighbours add (the factor
     /// `1 − κ·F`; 0: not at all, 1: a perfect match gains nothing).
     pub propagation_saturation: f32,
-    /// What each further memory of a session already ranked higher loses, so that the best
-    /// candidates reach more sessions (0: off).
+    /// What each further memory of a session already ranked higher loses at most, so that the
+    /// best candidates reach more sessions (0: off); a memory loses it in the share it stands
+    /// alone, `1 − r` ([`receptivity`]): short turns lose nothing.
     pub session_diversity: f32,
     /// Added to the score of a memory by or about the one person the query names.
     pub entity_boost: f32,
@@ -62,7 +66,7 @@ impl Default for RankParams {
             propagation_reach: 3,
             propagation_tokens: 128,
             propagation_saturation: 0.0,
-            session_diversity: 0.0,
+            session_diversity: 0.05,
             entity_boost: 0.2,
             bm25: Bm25Params::default(),
         }
@@ -169,12 +173,13 @@ pub fn receptivity(tokens: u32, p: &RankParams) -> f32 {
 }
 
 /// Reorders `ranked` (best first, `(item, score)`) so that the best candidates reach more
-/// sessions: the items are taken greedily by their score less `penalty` for each item of the
-/// same session taken before (items without a session are never penalised), and each keeps
-/// the score it was taken with (never above the one taken before it). Returns at most `k`.
+/// sessions: the items are taken greedily by their score less `penalty × share` for each item
+/// of the same session taken before, where `session` gives an item's session and its share in
+/// [0, 1] of the penalty (items without a session are never penalised), and each keeps the
+/// score it was taken with (never above the one taken before it). Returns at most `k`.
 pub fn diversify<T: Copy, S: Eq + Hash>(
     ranked: &[(T, f32)],
-    session: impl Fn(T) -> Option<S>,
+    session: impl Fn(T) -> Option<(S, f32)>,
     penalty: f32,
     k: usize,
 ) -> Vec<(T, f32)> {
@@ -183,11 +188,11 @@ pub fn diversify<T: Copy, S: Eq + Hash>(
     }
     // Each item's session as a small number, and the memories taken of each.
     let mut numbers: HashMap<S, usize> = HashMap::new();
-    let sessions: Vec<Option<usize>> = ranked
+    let sessions: Vec<Option<(usize, f32)>> = ranked
         .iter()
         .map(|&(t, _)| {
             let next = numbers.len();
-            session(t).map(|s| *numbers.entry(s).or_insert(next))
+            session(t).map(|(s, share)| (*numbers.entry(s).or_insert(next), share.clamp(0.0, 1.0)))
         })
         .collect();
     let mut taken = vec![0u32; numbers.len()];
@@ -200,14 +205,14 @@ pub fn diversify<T: Copy, S: Eq + Hash>(
             .iter()
             .enumerate()
             .fold((0, f32::NEG_INFINITY), |best, (at, &i)| {
-                let before = sessions[i].map_or(0, |s| taken[s]);
-                match ranked[i].1 - penalty * before as f32 {
+                let lost = sessions[i].map_or(0.0, |(s, share)| share * taken[s] as f32);
+                match ranked[i].1 - penalty * lost {
                     s if s > best.1 => (at, s),
                     _ => best,
                 }
             });
         let i = left.remove(at);
-        if let Some(s) = sessions[i] {
+        if let Some((s, _)) = sessions[i] {
             taken[s] += 1;
         }
         last = score.min(last);
@@ -379,7 +384,7 @@ mod tests {
     #[test]
     fn diversity_lets_other_sessions_in_without_reordering_much() {
         let ranked = [(0, 1.0), (1, 0.95), (2, 0.94), (3, 0.93), (4, 0.5)];
-        let session = |i: i32| (i != 4).then_some(if i == 3 { "b" } else { "a" });
+        let session = |i: i32| (i != 4).then_some((if i == 3 { "b" } else { "a" }, 1.0));
         let order = |v: Vec<(i32, f32)>| v.iter().map(|x| x.0).collect::<Vec<_>>();
         // Off: the same order, cut at k.
         assert_eq!(order(diversify(&ranked, session, 0.0, 3)), vec![0, 1, 2]);
@@ -389,8 +394,15 @@ mod tests {
         assert!(d.windows(2).all(|w| w[0].1 >= w[1].1), "{d:?}");
         // A memory without a session is never penalised, and a large gap stays.
         let far = [(0, 1.0), (1, 0.2), (2, 0.19)];
-        let d = diversify(&far, |i: i32| (i < 2).then_some(0), 0.05, 3);
+        let d = diversify(&far, |i: i32| (i < 2).then_some((0, 1.0)), 0.05, 3);
         assert_eq!(order(d), vec![0, 2, 1]);
+        // Items that bear no share of the penalty (short turns) keep their order.
+        let d = diversify(&ranked, |i: i32| (i != 4).then_some((i == 3, 0.0)), 0.05, 5);
+        assert_eq!(order(d), vec![0, 1, 2, 3, 4]);
+        // A fifth of it: 0.95 − 0.01 still beats 0.93, the third of session a (0.94 − 0.02)
+        // does not.
+        let d = diversify(&ranked, |i: i32| (i != 4).then_some((i == 3, 0.2)), 0.05, 5);
+        assert_eq!(order(d), vec![0, 1, 3, 2, 4]);
     }
 
     #[test]

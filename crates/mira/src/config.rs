@@ -580,7 +580,7 @@ impl Default for RankingConfig {
             propagation_reach: 3,
             propagation_tokens: 128,
             propagation_saturation: 0.0,
-            session_diversity: 0.0,
+            session_diversity: 0.05,
             entity_boost: 0.2,
             bm25_k1: 0.9,
             bm25_b: 0.0,

@@ -17,7 +17,9 @@ pub type GridPoint = (String, RankParams);
 
 /// The declared grid around `base` (the configured parameters, point 0): every combination of
 /// propagation weight, saturation and session diversity, and each other parameter varied
-/// alone; then each stage switched off alone ([`stages`]).
+/// alone; then each stage switched off alone ([`stages`]). Each parameter's configured value
+/// comes first among its values, so that where the data cannot tell two points apart (a
+/// parameter that changes nothing on them), the choice keeps the configured value.
 pub fn grid(base: RankParams) -> Vec<GridPoint> {
     let mut out: Vec<GridPoint> = vec![("configured".to_owned(), base)];
     let mut add = |name: String, p: RankParams| {
@@ -25,9 +27,9 @@ pub fn grid(base: RankParams) -> Vec<GridPoint> {
             out.push((name, p));
         }
     };
-    for propagation in [0.0, 0.4, 0.5, 0.6] {
-        for saturation in [0.0, 0.5, 1.0] {
-            for diversity in [0.0, 0.01, 0.02] {
+    for propagation in configured_first(base.propagation, [0.0, 0.4, 0.5, 0.6]) {
+        for saturation in configured_first(base.propagation_saturation, [0.0, 0.5, 1.0]) {
+            for diversity in configured_first(base.session_diversity, [0.0, 0.05, 0.1]) {
                 add(
                     format!(
                         "propagation={propagation} saturation={saturation} diversity={diversity}"
@@ -42,7 +44,7 @@ pub fn grid(base: RankParams) -> Vec<GridPoint> {
             }
         }
     }
-    for w in [0.3, 0.4, 0.5] {
+    for w in configured_first(base.lexical_weight, [0.3, 0.4, 0.5]) {
         add(
             format!("lexical_weight={w}"),
             RankParams {
@@ -51,7 +53,7 @@ pub fn grid(base: RankParams) -> Vec<GridPoint> {
             },
         );
     }
-    for tokens in [64, 128, 256, 0] {
+    for tokens in configured_first(base.propagation_tokens, [64, 128, 256, 0]) {
         add(
             format!("propagation_tokens={tokens}"),
             RankParams {
@@ -60,7 +62,7 @@ pub fn grid(base: RankParams) -> Vec<GridPoint> {
             },
         );
     }
-    for b in [0.0, 0.25, 0.5, 0.75] {
+    for b in configured_first(base.bm25.b, [0.0, 0.25, 0.5, 0.75]) {
         add(
             format!("bm25_b={b}"),
             RankParams {
@@ -72,6 +74,13 @@ pub fn grid(base: RankParams) -> Vec<GridPoint> {
     for (name, p) in stages(base) {
         add(name.to_owned(), p);
     }
+    out
+}
+
+/// `values` with `configured` first (added when it is not among them).
+fn configured_first<T: PartialEq + Copy, const N: usize>(configured: T, values: [T; N]) -> Vec<T> {
+    let mut out = vec![configured];
+    out.extend(values.into_iter().filter(|v| *v != configured));
     out
 }
 
@@ -356,5 +365,11 @@ mod tests {
         assert!(stages(RankParams::default())
             .iter()
             .all(|(_, p)| g.iter().any(|(_, q)| q == p)));
+        // Ties keep the earlier point: each parameter's configured value is tried first.
+        assert_eq!(
+            configured_first(0.05, [0.0, 0.05, 0.1]),
+            vec![0.05, 0.0, 0.1]
+        );
+        assert_eq!(configured_first(7, [1, 2]), vec![7, 1, 2]);
     }
 }

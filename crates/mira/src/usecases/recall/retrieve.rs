@@ -322,9 +322,11 @@ impl<'v, 'a> Ranker<'v, 'a> {
             // A memory of the best 2k can climb into the first k, no further down.
             self.keep_best(&mut scored, input.k.saturating_mul(2));
             let catalog = self.catalog;
+            let params = &input.params;
             let session = |slot: u32| {
                 let card = catalog.card(slot)?;
-                Some((card.wing.clone(), card.session.clone()?))
+                let alone = 1.0 - rank::receptivity(card.token_count, params);
+                Some(((card.wing.clone(), card.session.clone()?), alone))
             };
             scored = rank::diversify(&scored, session, diversity, input.k);
         } else {
