@@ -5,9 +5,9 @@
 use libfuzzer_sys::fuzz_target;
 use mira::mcp::args::{
     self, ArchiveArgs, CausalArgs, ClearArgs, ForgetArgs, LinkArgs, LoadArgs, RecallArgs,
-    StatusArgs, StoreArgs, TimelineArgs,
+    StatusArgs, StoreArgs, SupersedeArgs, TimelineArgs,
 };
-use mira::usecases::validate;
+use mira::usecases::{supersede, validate};
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {
@@ -51,6 +51,13 @@ fuzz_target!(|data: &[u8]| {
         for id in [&a.from, &a.to].into_iter().flatten() {
             let _ = mira_core::memory::parse_id_ref(id);
         }
+    }
+    if let Ok(a) = args::parse::<SupersedeArgs>("mira_supersede", obj.clone()) {
+        for id in [a.old, a.new].into_iter().flatten() {
+            let _ = mira_core::memory::parse_id_ref(&id);
+        }
+        let _ = supersede::reason(a.reason.as_deref());
+        let _ = args::flag("undo", a.undo.as_ref());
     }
     let _ = args::parse::<StatusArgs>("mira_status", obj);
 });

@@ -5,7 +5,8 @@
 //! agent notes) with their real embeddings, then copies marked `(retold k)` with slightly
 //! perturbed vectors, so the index sees realistic neighbourhoods. On that store it measures
 //! recall with fresh query embeddings (each distinct question once: the real model runs)
-//! and cached ones (the same questions again), single stores with the real model, and a lower
+//! and cached ones (the same questions again), single stores with the real model (each timed,
+//! relating to a full lookback of similar memories: the "may update" candidates included), and a lower
 //! bound: an exact dot-product scan over all N vectors plus one lookup in the store's full-text
 //! index (SQLite's FTS5, or PostgreSQL's), which any hybrid recall must at least do. With
 //! `storage.backend: postgres` each store is a database of its own on the configured server
@@ -102,6 +103,8 @@ pub struct SizeReport {
     pub index: String,
     /// Single stores per second (real embedding, one memory per call).
     pub store_per_s: f64,
+    /// Milliseconds per single store (each relating to a full lookback of similar memories).
+    pub store_ms: Latency,
     /// Recall with the query embedding cached.
     pub recall_cached: Latency,
     /// Recall embedding the query.
@@ -192,10 +195,11 @@ pub fn render_table(r: &BenchReport) -> String {
     let mut out = format!("backend: {}\n", r.backend);
     out += &ingest::render(&r.ingest);
     out += &format!(
-        "{:>8} {:>6} {:>9} {:>22} {:>22} {:>9} {:>6}\n",
+        "{:>8} {:>6} {:>9} {:>13} {:>22} {:>22} {:>9} {:>6}\n",
         "memories",
         "index",
         "stores/s",
+        "store p50/95",
         "recall cached p50/95/99",
         "recall fresh p50/95/99",
         "bound p50",
@@ -204,10 +208,11 @@ pub fn render_table(r: &BenchReport) -> String {
     for s in &r.sizes {
         let l = |l: &Latency| format!("{:.1}/{:.1}/{:.1}", l.p50_ms, l.p95_ms, l.p99_ms);
         out.push_str(&format!(
-            "{:>8} {:>6} {:>9.1} {:>22} {:>22} {:>9.2} {:>6.1}\n",
+            "{:>8} {:>6} {:>9.1} {:>13} {:>22} {:>22} {:>9.2} {:>6.1}\n",
             s.n,
             s.index,
             s.store_per_s,
+            format!("{:.1}/{:.1}", s.store_ms.p50_ms, s.store_ms.p95_ms),
             l(&s.recall_cached),
             l(&s.recall_fresh),
             s.bound_p50_ms,
@@ -236,7 +241,7 @@ pub fn render_table(r: &BenchReport) -> String {
         ));
     }
     out.push_str(&format!(
-        "(ms; {} questions per pass, budget {}; bound = exact scan of every vector + one {} lookup; ratio = cached p50 / bound p50; hooks: a new process each, session-start without the model, user-prompt loading it)\n",
+        "(ms; {} questions per pass, budget {}; store = one memory per call, relating to a full lookback of similar ones; bound = exact scan of every vector + one {} lookup; ratio = cached p50 / bound p50; hooks: a new process each, session-start without the model, user-prompt loading it)\n",
         r.queries,
         r.budget,
         if r.backend == "postgres" {
@@ -556,7 +561,8 @@ fn measure(
         .collect::<Result<Vec<_>>>()?;
     let cached = questions.iter().map(ask).collect::<Result<Vec<_>>>()?;
     let bound = lower_bound(app, questions)?;
-    let store_per_s = single_stores(app, n)?;
+    let stores = single_stores(app, n)?;
+    let store_per_s = stores.len() as f64 * 1000.0 / stores.iter().sum::<f64>().max(1e-6);
     let recall_cached = Latency::of(cached);
     Ok(SizeReport {
         n,
@@ -564,6 +570,7 @@ fn measure(
         database: place.database().map(str::to_owned),
         index: app.index()?.state().kind.to_string(),
         store_per_s,
+        store_ms: Latency::of(stores),
         recall_fresh: Latency::of(fresh),
         bound_p50_ms: bound,
         ratio_to_bound: recall_cached.p50_ms / bound.max(1e-6),
@@ -609,25 +616,34 @@ fn lower_bound(app: &App, questions: &[String]) -> Result<f64> {
     Ok(Latency::of(ms).p50_ms)
 }
 
-/// Single stores per second with the real model, in a wing cleared afterwards.
-fn single_stores(app: &App, n: usize) -> Result<f64> {
-    let started = Instant::now();
-    for i in 0..PROBES {
-        store(
-            app,
-            &Access::local(),
-            StoreRequest {
-                content: format!(
-                    "Probe {i} at {n} memories: the cache of service {i} was warmed at {} UTC.",
-                    i * 7 % 24
-                ),
-                wing: PROBE_WING.into(),
-                memory_type: Some("fact".into()),
-                ..StoreRequest::default()
-            },
-        )?;
+/// The `i`-th probe stored at size `n`: notes alike but for their values, as facts that change.
+fn probe(i: usize, n: usize) -> StoreRequest {
+    StoreRequest {
+        content: format!(
+            "Probe {i} at {n} memories: the cache of service {i} was warmed at {} UTC.",
+            i * 7 % 24
+        ),
+        wing: PROBE_WING.into(),
+        memory_type: Some("fact".into()),
+        ..StoreRequest::default()
     }
-    let per_s = PROBES as f64 / started.elapsed().as_secs_f64();
+}
+
+/// Single stores with the real model, each timed (milliseconds), in a wing cleared afterwards.
+/// The wing first gets `extraction.causal_lookback` probes (untimed), so that each timed store
+/// relates to a full lookback of similar memories: causal links, near duplicates, slots and the
+/// "may update" candidates (`core::sameness` against every one) at their steady cost.
+fn single_stores(app: &App, n: usize) -> Result<Vec<f64>> {
+    let lookback = app.config.extraction.causal_lookback;
+    for r in store_batch(
+        app,
+        (PROBES..PROBES + lookback).map(|i| probe(i, n)).collect(),
+    ) {
+        r?;
+    }
+    let timings = (0..PROBES)
+        .map(|i| timed(|| store(app, &Access::local(), probe(i, n)).map_err(anyhow::Error::from)))
+        .collect::<Result<Vec<_>>>()?;
     clear(
         app,
         &Access::local(),
@@ -638,7 +654,7 @@ fn single_stores(app: &App, n: usize) -> Result<f64> {
             confirm: true,
         },
     )?;
-    Ok(per_s)
+    Ok(timings)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use super::{identity, page};
 use crate::ops::metrics::MetricsSummary;
 use crate::usecases::access::Access;
 use crate::usecases::{
-    archive, causal, clear, edit, link, pin, recall, status, store, timeline, transfer,
+    archive, causal, clear, edit, link, pin, recall, status, store, supersede, timeline, transfer,
     UseCaseError, UseCaseResult,
 };
 use crate::App;
@@ -45,6 +45,7 @@ pub fn router(app: Arc<App>) -> axum::Router {
         .route("/link", post(post_link))
         .route("/unlink", post(post_unlink))
         .route("/edit", post(post_edit))
+        .route("/supersede", post(post_supersede))
         .fallback(|| async {
             ApiError(
                 StatusCode::NOT_FOUND,
@@ -476,4 +477,30 @@ async fn post_edit(
         memory_type: b.memory_type,
     };
     run(app, move |app| edit::edit(app, &access, &req)).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SupersedeBody {
+    old: String,
+    new: String,
+    reason: Option<String>,
+    #[serde(default)]
+    undo: bool,
+}
+
+/// `mira_supersede`: marks `old` as superseded by `new`, or with `undo`, current again.
+async fn post_supersede(
+    State(app): AppState,
+    Extension(access): Caller,
+    b: Result<Json<SupersedeBody>, JsonRejection>,
+) -> Answer {
+    let Json(b) = b?;
+    let req = supersede::SupersedeRequest {
+        old: b.old,
+        new: b.new,
+        reason: b.reason,
+        undo: b.undo,
+    };
+    run(app, move |app| supersede::supersede(app, &access, &req)).await
 }

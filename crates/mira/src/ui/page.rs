@@ -1,10 +1,10 @@
 //! A memory's page: what the load use case returns, with what a person needs around it (its
-//! pin, when it was stored, the memories it links to, its supersession chain), each linked
-//! memory with its one-line summary.
+//! pin, when it was stored, the memories it links to, its supersession chain, the newer memories
+//! that may replace it), each linked memory with its one-line summary.
 
 use crate::usecases::access::Access;
 use crate::usecases::timeline::summary;
-use crate::usecases::{load, UseCaseResult};
+use crate::usecases::{load, supersede, UseCaseResult};
 use crate::App;
 use mira_core::memory::{Memory, MemoryId};
 use mira_store::Parts;
@@ -101,6 +101,7 @@ pub fn memory_page(app: &App, access: &Access, raw_id: &str) -> UseCaseResult<Va
         "linked": lines(&mut linked.iter().copied()),
         "earlier_versions": lines(&mut earlier.iter().copied()),
         "later_versions": later.iter().map(line).collect::<Vec<_>>(),
+        "may_replace": supersede::candidates(app, m)?.iter().map(line).collect::<Vec<_>>(),
     });
     if let (Some(page), Value::Object(extra)) = (page.as_object_mut(), extra) {
         page.extend(extra);

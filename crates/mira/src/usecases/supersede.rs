@@ -1,18 +1,25 @@
 //! Explicit supersession after the fact: the agent (or a person) confirms that a memory replaces
 //! an earlier one (`mira_supersede`, `mira supersede OLD NEW`), typically one of the "May update"
 //! candidates a store offered. The older memory stays loadable; recall shows it only as a header
-//! right after its successor. Undoing it makes the older memory current again.
+//! right after its successor. Undoing it makes the older memory current again. A memory's page
+//! in the browser offers [`candidates`]: the newer memories that may replace it.
 
 use super::access::Access;
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::webhooks::MemoryEvent;
 use crate::App;
-use mira_core::memory::MemoryId;
+use mira_core::memory::{Memory, MemoryId};
 use mira_core::render::short_id;
+use mira_core::sameness::{same_thing, Statement};
+use mira_store::{Parts, Scope, StoredMemory};
 use serde::Serialize;
 
 /// Longest reason accepted, in bytes.
 pub const MAX_REASON: usize = 1000;
+/// Most candidates [`candidates`] offers.
+pub const MAX_CANDIDATES: usize = 5;
+/// Nearest memories of the wing [`candidates`] looks at.
+const NEIGHBOURS: usize = 20;
 
 /// A request to mark `old` as superseded by `new`, or with `undo`, to make `old` current again.
 #[derive(Debug, Clone, Default)]
@@ -49,25 +56,15 @@ pub fn supersede(
     access: &Access,
     req: &SupersedeRequest,
 ) -> UseCaseResult<SupersedeOutcome> {
+    let reason = reason(req.reason.as_deref())?;
     let old = validate::memory_id(&*app.store, &req.old)?;
     let new = validate::memory_id(&*app.store, &req.new)?;
-    let reason = req
-        .reason
-        .as_deref()
-        .map(str::trim)
-        .filter(|r| !r.is_empty())
-        .map(str::to_owned);
-    if reason.as_ref().is_some_and(|r| r.len() > MAX_REASON) {
-        return Err(UseCaseError::Invalid(format!(
-            "reason is longer than {MAX_REASON} bytes: say it in a sentence"
-        )));
-    }
     if old == new {
         return Err(UseCaseError::Invalid(
             "old and new are the same memory: give the earlier memory as old and the one that replaces it as new".into(),
         ));
     }
-    let load = |id: MemoryId| -> UseCaseResult<mira_store::StoredMemory> {
+    let load = |id: MemoryId| -> UseCaseResult<StoredMemory> {
         app.store.load(id)?.ok_or_else(|| {
             UseCaseError::NotFound(format!(
                 "no memory has id {id}: take ids from mira_recall or mira_timeline"
@@ -145,6 +142,70 @@ pub fn supersede(
         );
     }
     Ok(outcome)
+}
+
+/// The reason given, trimmed (none when blank); refused beyond [`MAX_REASON`] bytes.
+pub fn reason(raw: Option<&str>) -> UseCaseResult<Option<String>> {
+    let reason = raw.map(str::trim).filter(|r| !r.is_empty());
+    match reason {
+        Some(r) if r.len() > MAX_REASON => Err(UseCaseError::Invalid(format!(
+            "reason is {} bytes, longer than {MAX_REASON}: say it in a sentence",
+            r.len()
+        ))),
+        _ => Ok(reason.map(str::to_owned)),
+    }
+}
+
+/// The memories that may replace `old`: current memories of its wing, created at or after it,
+/// that speak of the same thing ([`same_thing`], the test behind a store's "May update" lines),
+/// among its nearest in the vector index; most similar first, at most [`MAX_CANDIDATES`]. None
+/// when `old` is superseded or archived already, or has no embedding.
+pub fn candidates(app: &App, old: &Memory) -> UseCaseResult<Vec<Memory>> {
+    if old.superseded_by.is_some() || old.archived {
+        return Ok(Vec::new());
+    }
+    let with_vector = Parts {
+        embedding: true,
+        ..Parts::NONE
+    };
+    let Some(vector) = app
+        .store
+        .get(old.id, with_vector)?
+        .and_then(|m| m.embedding)
+        .map(|e| e.vector)
+    else {
+        return Ok(Vec::new());
+    };
+    let hits = app
+        .synced_index()?
+        .search(&vector, NEIGHBOURS + 1, &Scope::wing(&old.wing));
+    let ids: Vec<MemoryId> = hits
+        .iter()
+        .map(|h| h.id)
+        .filter(|id| *id != old.id)
+        .collect();
+    let mut found = app.store.get_many(&ids, with_vector)?;
+    let older = Statement::new(&old.content, &vector, old.created_at);
+    let may_replace = |c: &StoredMemory| {
+        let n = &c.memory;
+        !n.archived
+            && n.superseded_by.is_none()
+            && n.created_at >= old.created_at
+            && c.embedding.as_ref().is_some_and(|e| {
+                same_thing(
+                    &older,
+                    &Statement::new(&n.content, &e.vector, n.created_at),
+                    None,
+                )
+            })
+    };
+    Ok(ids
+        .iter()
+        .filter_map(|id| found.remove(id))
+        .filter(may_replace)
+        .take(MAX_CANDIDATES)
+        .map(|c| c.memory)
+        .collect())
 }
 
 /// The text form of a supersede outcome.

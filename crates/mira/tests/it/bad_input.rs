@@ -253,6 +253,175 @@ fn mcp_bad_input_gets_clear_errors_and_stores_nothing() {
     assert!(status.success(), "{status:?}");
 }
 
+/// `mira_supersede`'s bad input, over two memories `a` and `b` of wing `w`, `c` of wing `x`.
+fn supersede_cases(
+    a: &str,
+    b: &str,
+    c: &str,
+) -> Vec<(&'static str, Value, &'static [&'static str])> {
+    let needs: &[&str] = &["mira_supersede needs `old`", "and `new`", "mira_timeline"];
+    vec![
+        ("no ids", json!({}), needs),
+        ("new missing", json!({"old": a}), needs),
+        ("old blank", json!({"old": "  ", "new": b}), needs),
+        ("old is null", json!({"old": null, "new": b}), needs),
+        ("old is a number", json!({"old": 7, "new": b}), &["old"]),
+        ("ids in a list", json!({"old": [a], "new": b}), &["old"]),
+        (
+            "malformed id",
+            json!({"old": "not-an-id", "new": b}),
+            &["invalid ID 'not-an-id'"],
+        ),
+        (
+            "a path for an id",
+            json!({"old": a, "new": "../../mira.db"}),
+            &["invalid ID"],
+        ),
+        (
+            "SQL in an id",
+            json!({"old": "' OR 1=1 --", "new": b}),
+            &["invalid ID"],
+        ),
+        (
+            "unknown short id",
+            json!({"old": "deadbeef", "new": b}),
+            &[
+                "no memory has an id starting with deadbeef",
+                "mira_recall or mira_timeline",
+            ],
+        ),
+        (
+            "unknown UUID",
+            json!({"old": a, "new": "T0:3f2c0d1e-0000-4000-8000-000000000000"}),
+            &[
+                "no memory has id 3f2c0d1e-0000-4000-8000-000000000000",
+                "mira_recall",
+            ],
+        ),
+        (
+            "the same id twice",
+            json!({"old": a, "new": a}),
+            &["the same memory", "give the earlier memory as old"],
+        ),
+        (
+            "the same memory by its short and full id",
+            json!({"old": &a[..8], "new": format!("T0:{a}")}),
+            &["the same memory"],
+        ),
+        (
+            "a memory of another wing",
+            json!({"old": a, "new": c}),
+            &["wing 'w'", "wing 'x'", "one of its own wing"],
+        ),
+        (
+            "reason too long",
+            json!({"old": a, "new": b, "reason": "why ".repeat(251)}),
+            &[
+                "reason is 1003 bytes",
+                "longer than 1000",
+                "say it in a sentence",
+            ],
+        ),
+        (
+            "reason is a number",
+            json!({"old": a, "new": b, "reason": 42}),
+            &["reason"],
+        ),
+        (
+            "reason is an object",
+            json!({"old": a, "new": b, "reason": {"why": "moved"}}),
+            &["reason"],
+        ),
+        (
+            "undo is not a boolean",
+            json!({"old": a, "new": b, "undo": "maybe"}),
+            &["undo must be true or false"],
+        ),
+        (
+            "undo is a number",
+            json!({"old": a, "new": b, "undo": 1}),
+            &["undo must be true or false, not a number"],
+        ),
+        (
+            "unknown argument",
+            json!({"old": a, "new": b, "supersedes": a}),
+            &["supersedes"],
+        ),
+    ]
+}
+
+/// The `superseded_by` of memory `id`, as mira_load answers it.
+fn superseded_by(c: &mut StdioClient, id: &str) -> Value {
+    let r = c.call_tool("mira_load", json!({"id": id}));
+    assert!(!is_error(&r), "{r}");
+    r["structuredContent"]["superseded_by"].clone()
+}
+
+#[test]
+fn mcp_supersede_bad_input_gets_clear_errors_and_changes_nothing() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = StdioClient::spawn(dir.path(), &["serve"]);
+    c.initialize();
+    let mut store = |content: &str, wing: &str| {
+        let r = c.call_tool("mira_store", json!({"content": content, "wing": wing}));
+        assert!(!is_error(&r), "{r}");
+        crate::mcp_common::stored_id(&r)
+    };
+    let a = store("The build server runs Jenkins.", "w");
+    let b = store("The staging database lives in eu-west-1.", "w");
+    let other = store("Deploys happen on Tuesdays.", "w");
+    let x = store("The office closes at six.", "x");
+
+    for (what, args, expect) in supersede_cases(&a, &b, &x) {
+        let r = c.call_tool("mira_supersede", args);
+        assert!(is_error(&r), "{what}: expected a tool error, got {r}");
+        let t = text(&r);
+        for e in expect {
+            assert!(t.contains(e), "{what}: error lacks {e:?}: {t}");
+        }
+    }
+    assert_eq!(
+        superseded_by(&mut c, &a),
+        Value::Null,
+        "a bad input changed a"
+    );
+
+    // An undo of a memory that is not superseded: nothing to do, said so, nothing changed.
+    let r = c.call_tool("mira_supersede", json!({"old": a, "new": b, "undo": true}));
+    assert!(!is_error(&r), "{r}");
+    assert!(text(&r).contains("Nothing to undo"), "{r}");
+    assert_eq!(r["structuredContent"]["changed"], json!(false), "{r}");
+
+    // Superseded: an undo naming another memory, or the reverse, is refused with the way out.
+    let r = c.call_tool("mira_supersede", json!({"old": a, "new": b}));
+    assert!(!is_error(&r), "{r}");
+    for (what, args, expect) in [
+        (
+            "undo by a memory that does not supersede it",
+            json!({"old": a, "new": other, "undo": true}),
+            "undo that one instead",
+        ),
+        (
+            "the reverse",
+            json!({"old": b, "new": a}),
+            "undo that first (mira_supersede old=",
+        ),
+        (
+            "superseded again by another",
+            json!({"old": a, "new": other}),
+            "undo that first (mira_supersede old=",
+        ),
+    ] {
+        let r = c.call_tool("mira_supersede", args);
+        assert!(is_error(&r), "{what}: expected a tool error, got {r}");
+        assert!(text(&r).contains(expect), "{what}: {}", text(&r));
+    }
+    assert_eq!(superseded_by(&mut c, &a), json!(b));
+    let (status, _) = c.close();
+    assert!(status.success(), "{status:?}");
+}
+
 /// `mira ARGS` on the store in `dir/store`; returns (exit code, stdout, stderr).
 fn run(dir: &Path, args: &[&std::ffi::OsStr]) -> (i32, String, String) {
     let out = common::mira(&dir.join("store"))

@@ -59,6 +59,11 @@ fn bench_keeps_each_size_in_a_store_of_its_own() {
                 a.recall_cached.p50_ms > 0.0 && a.bound_p50_ms > 0.0,
                 "{a:?}"
             );
+            // Every single store is timed.
+            assert!(
+                a.store_ms.p50_ms > 0.0 && a.store_ms.p50_ms <= a.store_ms.p95_ms,
+                "{a:?}"
+            );
             assert_eq!(a.database.is_some(), db.pg.is_some(), "{a:?}");
             // The store of each size holds its memories and no other size's.
             let mut cfg = base.clone();

@@ -52,4 +52,5 @@ mod transfer;
 mod two_http_servers;
 mod ui_api;
 mod ui_browser;
+mod ui_supersede;
 mod webhooks;

@@ -13,12 +13,13 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 /// A token made by `mira token new`: the secret, and its config entry (YAML lines).
-struct Made {
-    secret: String,
-    entry: String,
+pub(crate) struct Made {
+    pub(crate) secret: String,
+    pub(crate) entry: String,
 }
 
-fn token_new(dir: &Path, args: &[&str]) -> Made {
+/// `mira token new ARGS` in `dir`, as a user makes a token.
+pub(crate) fn token_new(dir: &Path, args: &[&str]) -> Made {
     let mut all = vec!["token", "new"];
     all.extend_from_slice(args);
     let out = mira_command(dir, &all).output().unwrap();

@@ -55,14 +55,30 @@ fn browser() -> Option<(PathBuf, PathBuf)> {
     found()
 }
 
+/// Chromium and chromedriver for `test`; `None` (the test skips, saying so) when they cannot be
+/// installed, which fails under CI.
+pub(crate) fn browser_for(test: &str) -> Option<(PathBuf, PathBuf)> {
+    let found = browser();
+    if found.is_none() {
+        assert!(
+            !crate::pg_server::under_ci(),
+            "Chromium is required under CI and could not be installed (scripts/browser.sh)"
+        );
+        eprintln!(
+            "SKIPPED {test}: no Chromium could be installed (scripts/browser.sh needs apt-get and Debian's chromium, chromium-driver)"
+        );
+    }
+    found
+}
+
 /// A chromedriver process on a free port, stopped on drop.
-struct Driver {
+pub(crate) struct Driver {
     child: Child,
     url: String,
 }
 
 impl Driver {
-    fn start(path: &Path) -> Driver {
+    pub(crate) fn start(path: &Path) -> Driver {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("free port")
@@ -101,8 +117,35 @@ impl Drop for Driver {
     }
 }
 
+/// A headless Chromium at `chromium` (its profile in `profile`), driven through `driver`.
+pub(crate) async fn session(driver: &Driver, chromium: &Path, profile: &Path) -> Client {
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": chromium,
+            "args": ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--window-size=1280,900", format!("--user-data-dir={}", profile.display())],
+        }),
+    );
+    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(caps)
+        .connect(&driver.url)
+        .await
+        .expect("WebDriver session")
+}
+
+/// The runtime the WebDriver client runs on.
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
 /// `mira <args>` on the test's store; asserts success and returns stdout.
-fn run(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn run(dir: &Path, args: &[&str]) -> String {
     let out = mira_command(dir, args).output().expect("run mira");
     assert!(
         out.status.success(),
@@ -112,7 +155,7 @@ fn run(dir: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("utf-8")
 }
 
-fn run_json(dir: &Path, args: &[&str]) -> Value {
+pub(crate) fn run_json(dir: &Path, args: &[&str]) -> Value {
     serde_json::from_str(&run(dir, args)).expect("JSON output")
 }
 
@@ -148,7 +191,7 @@ fn docs() -> PathBuf {
 }
 
 /// Evaluates `js` (a function body returning a value) until it returns something truthy.
-async fn until(c: &Client, js: &str, what: &str) -> Value {
+pub(crate) async fn until(c: &Client, js: &str, what: &str) -> Value {
     let started = Instant::now();
     loop {
         let v = c.execute(js, vec![]).await.expect("execute script");
@@ -172,7 +215,7 @@ async fn until(c: &Client, js: &str, what: &str) -> Value {
 
 /// Clicks `css` once it is there, scrolled to the middle of the window first (a control that
 /// the browser scrolls to the top edge would sit under the sticky bar, as a person never sees it).
-async fn click(c: &Client, css: &str) {
+pub(crate) async fn click(c: &Client, css: &str) {
     let e = c
         .wait()
         .at_most(WAIT)
@@ -188,7 +231,7 @@ async fn click(c: &Client, css: &str) {
         .unwrap_or_else(|e| panic!("click {css}: {e}"));
 }
 
-async fn type_into(c: &Client, css: &str, text: &str) {
+pub(crate) async fn type_into(c: &Client, css: &str, text: &str) {
     let e = c
         .wait()
         .at_most(WAIT)
@@ -200,7 +243,7 @@ async fn type_into(c: &Client, css: &str, text: &str) {
 }
 
 /// Confirms the dialog an action opened.
-async fn confirm(c: &Client) {
+pub(crate) async fn confirm(c: &Client) {
     until(
         c,
         "return document.getElementById('confirm').open",
@@ -275,7 +318,7 @@ fn without_tokens_used(block: &str) -> String {
 }
 
 /// Waits until the page shows memory `id`, and returns its text as shown.
-async fn memory_shown(c: &Client, id: &str) -> String {
+pub(crate) async fn memory_shown(c: &Client, id: &str) -> String {
     let js = format!(
         "const a = document.querySelector('article.memory'); \
          return a && a.dataset.id === '{id}' ? document.getElementById('memory-content').textContent : null;"
@@ -290,14 +333,7 @@ async fn memory_shown(c: &Client, id: &str) -> String {
 #[test]
 fn the_memory_browser_in_chromium() {
     let _serial = serial();
-    let Some((chromium, chromedriver)) = browser() else {
-        assert!(
-            !crate::pg_server::under_ci(),
-            "Chromium is required under CI and could not be installed (scripts/browser.sh)"
-        );
-        eprintln!(
-            "SKIPPED the_memory_browser_in_chromium: no Chromium could be installed (scripts/browser.sh needs apt-get and Debian's chromium, chromium-driver)"
-        );
+    let Some((chromium, chromedriver)) = browser_for("the_memory_browser_in_chromium") else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
@@ -374,26 +410,8 @@ fn the_memory_browser_in_chromium() {
 
     let driver = Driver::start(&chromedriver);
     let profile = tempfile::tempdir().expect("profile dir");
-    let mut caps = serde_json::Map::new();
-    caps.insert(
-        "goog:chromeOptions".into(),
-        json!({
-            "binary": chromium,
-            "args": ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                     "--window-size=1280,900", format!("--user-data-dir={}", profile.path().display())],
-        }),
-    );
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
-        let c = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-            .capabilities(caps)
-            .connect(&driver.url)
-            .await
-            .expect("WebDriver session");
+    runtime().block_on(async {
+        let c = session(&driver, &chromium, profile.path()).await;
 
         // The page asks for the token once, then shows the wings.
         c.goto(&url).await.expect("open the page");

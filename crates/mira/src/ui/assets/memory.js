@@ -1,6 +1,6 @@
 // A memory's page: its text (T0), fingerprint (T1), tags, causal links (added and removed by
-// hand too), supersession chain, dates, its causal neighbourhood drawn, and the actions on it
-// (each confirmed first).
+// hand too), supersession chain (marked and undone by hand too), dates, its causal
+// neighbourhood drawn, and the actions on it (each confirmed first).
 
 import * as api from "./api.js";
 import { h, put, when, short, memoryLink, num, field, select } from "./dom.js";
@@ -50,6 +50,43 @@ function versionList(title, lines) {
   if (!lines.length) return null;
   return h("div", { class: "links" }, h("h3", {}, title), h("ol", {}, lines.map((l) =>
     h("li", {}, memoryLink(l.id, l.summary), h("span", { class: "muted" }, ` · ${when(l.created_at)}${l.archived ? " · archived" : ""}`)))));
+}
+
+/** Which memory supersedes `m`, linked, with a button making `m` current again. */
+function supersededBy(m, overview) {
+  if (!m.superseded_by) return null;
+  const next = m.later_versions.find((l) => l.id === m.superseded_by);
+  return h("p", { id: "superseded-by", class: "notice" },
+    "Superseded by ", memoryLink(m.superseded_by, next ? next.summary : short(m.superseded_by)),
+    next ? h("span", { class: "muted" }, ` (${when(next.created_at)})`) : null,
+    ": recall shows that memory, and this one only as a header after it. ",
+    overview.read_only ? null : h("button", { type: "button", id: "act-unsupersede", onclick: () => act(
+      `Make memory ${m.short_id} current again? It will no longer be superseded by memory ${short(m.superseded_by)}.`,
+      "Undo", "supersede", { old: m.id, new: m.superseded_by, undo: true }, `Memory ${m.short_id} is current again.`) }, "Undo…"));
+}
+
+/** Marks `m` as superseded by a newer memory: one mira finds about the same thing, or any id. */
+function supersedeForm(m, overview) {
+  if (overview.read_only || m.archived || m.superseded_by) return null;
+  const other = h("input", { id: "supersede-new", required: true, placeholder: "the newer memory's id, as the timeline or a search shows it", autocomplete: "off" });
+  const reason = h("input", { id: "supersede-reason", maxlength: 1000, placeholder: "optional, kept in mira's log" });
+  const mark = (id) => act(
+    `Mark memory ${m.short_id} as superseded by memory ${short(id)}? Recall will show the newer one, and this one only as a header after it. It can be undone.`,
+    "Supersede", "supersede", { old: m.id, new: id, reason: reason.value.trim() || undefined }, `Memory ${m.short_id} is superseded.`);
+  const form = h("form", { id: "supersede-form", class: "filters" },
+    field("Newer memory", other), field("Reason", reason), h("button", { type: "submit" }, "Supersede…"));
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    mark(other.value.trim());
+  });
+  return h("div", { id: "supersede", class: "links" },
+    h("h3", {}, "Replaced by a newer memory?"),
+    m.may_replace.length
+      ? h("ul", { id: "supersede-candidates" }, m.may_replace.map((l) => h("li", { dataset: { id: l.id } },
+        memoryLink(l.id, l.summary), h("span", { class: "muted" }, ` · ${l.type} · ${when(l.created_at)} `),
+        h("button", { type: "button", class: "supersede", "aria-label": `Superseded by ${l.short_id}`, onclick: () => mark(l.id) }, "Superseded by this…"))))
+      : h("p", { class: "muted" }, "mira finds no newer memory of this wing about the same thing: give one's id."),
+    form);
 }
 
 function fingerprintList(fp) {
@@ -133,11 +170,13 @@ export async function memoryView({ arg, overview }) {
     m.archived ? h("span", { class: "badge" }, "archived") : null,
     m.superseded_by ? h("span", { class: "badge" }, "superseded") : null,
   ];
+  const replaceForm = supersedeForm(m, overview);
   return h("article", { class: "memory", "aria-labelledby": "memory-title", dataset: { id: m.id } },
     h("h1", { id: "memory-title" }, `${m.type} `, h("code", {}, m.short_id), " ", badges),
     h("p", { class: "meta" },
       h("a", { href: "#/timeline?wing=" + encodeURIComponent(m.wing) }, m.wing), " / ", m.room,
       ` · happened ${when(m.created_at)} · stored ${when(m.stored_at)} · ${m.token_count} tokens · id `, h("code", {}, m.id)),
+    supersededBy(m, overview),
     actions(m, overview),
     editForm(m, overview),
     h("h2", {}, "Text (T0)"),
@@ -154,11 +193,12 @@ export async function memoryView({ arg, overview }) {
     linkForm(m, overview),
     h("h2", {}, "Causal neighbourhood"),
     graph,
-    m.earlier_versions.length || m.later_versions.length ? [
+    m.earlier_versions.length || m.later_versions.length || replaceForm ? [
       h("h2", {}, "Supersession"),
       m.replaced_slot ? h("p", {}, `Replaced because ${m.replaced_slot}.`) : null,
       h("div", { class: "two" },
         versionList("Replaces (earlier versions)", m.earlier_versions),
         versionList("Replaced by (later versions)", m.later_versions)),
+      replaceForm,
     ] : null);
 }
