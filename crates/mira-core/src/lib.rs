@@ -1,6 +1,7 @@
 //! Domain types and pure algorithms of mira. No I/O, no async.
 //!
-//! Store side: [`classify`], [`fingerprint`], [`entities`], [`causal`], [`tags`], [`tokens`],
+//! Store side: [`classify`] (rules) and [`type_model`] (learned, over the embedding),
+//! [`fingerprint`], [`entities`], [`causal`], [`tags`], [`tokens`],
 //! [`redact`].
 //! Recall side: [`expand`], [`lexical`], [`rank`], [`fusion`] (the RRF baseline), [`allocate`],
 //! [`render`], [`sanitize`], [`sameness`] (two memories about the same thing).
@@ -15,6 +16,7 @@ pub mod entities;
 pub mod fingerprint;
 pub mod redact;
 pub mod tags;
+pub mod type_model;
 
 pub mod allocate;
 pub mod expand;

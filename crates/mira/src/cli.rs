@@ -633,6 +633,34 @@ pub enum EvalBench {
         #[arg(long)]
         json: bool,
     },
+    /// Memory types: accuracy per type of the rules and of the store's classifier on held-out
+    /// labelled statements (JSON lines `{"type": …, "text": …}`); with --train, first train
+    /// the classifier on the training set (settings by cross-validation inside it) and write
+    /// its weights. The defaults are the sets and the weights file of mira's source tree.
+    Types {
+        /// The labelled statements scored.
+        #[arg(long, value_name = "FILE", default_value = crate::eval::types::DEFAULT_HELDOUT)]
+        heldout: PathBuf,
+        /// Train the classifier on --train-set and write its weights to --out first.
+        #[arg(long)]
+        train: bool,
+        /// The labelled statements trained on.
+        #[arg(long, value_name = "FILE", default_value = crate::eval::types::DEFAULT_TRAIN)]
+        train_set: PathBuf,
+        /// Where --train writes the weights.
+        #[arg(long, value_name = "FILE", default_value = crate::eval::types::DEFAULT_WEIGHTS)]
+        out: PathBuf,
+        /// Also list every statement the classifier got wrong.
+        #[arg(long)]
+        wrong: bool,
+        /// Embed everything afresh instead of reusing the vectors of earlier runs
+        /// (`~/.cache/mira/eval/`).
+        #[arg(long)]
+        no_embedding_cache: bool,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Actions on the webhook dead letters.
@@ -1197,6 +1225,39 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 print_json(&report)?;
             } else {
                 write_stdout(&crate::eval::updates::render_table(&report, *failures));
+            }
+        }
+        Command::Eval {
+            bench:
+                EvalBench::Types {
+                    heldout,
+                    train,
+                    train_set,
+                    out,
+                    wrong,
+                    no_embedding_cache,
+                    json,
+                },
+        } => {
+            let (_, model) = measuring(&cli, 1)?;
+            let cache = eval_cache(model, *no_embedding_cache);
+            let opts = crate::eval::types::TypesOptions {
+                heldout: heldout.clone(),
+                train: train.then(|| train_set.clone()),
+            };
+            let (report, trained) = crate::eval::types::run(&*cache, &opts)?;
+            if let Err(e) = cache.save() {
+                tracing::warn!("embedding cache not saved: {e}");
+            }
+            if let Some(model) = trained {
+                std::fs::write(out, model.to_json()? + "\n")
+                    .with_context(|| format!("cannot write {}", out.display()))?;
+                eprintln!("wrote the trained weights to {}", out.display());
+            }
+            if *json {
+                print_json(&report)?;
+            } else {
+                write_stdout(&crate::eval::types::render_table(&report, *wrong));
             }
         }
         Command::Bench {

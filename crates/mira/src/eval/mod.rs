@@ -19,6 +19,7 @@ mod loco;
 mod locomo;
 mod metrics;
 mod table;
+pub mod types;
 pub mod updates;
 
 pub use cache::EmbeddingCache;

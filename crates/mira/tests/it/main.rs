@@ -50,6 +50,7 @@ mod store_usecase;
 mod supersession;
 mod transfer;
 mod two_http_servers;
+mod types_classifier;
 mod ui_api;
 mod ui_browser;
 mod ui_supersede;

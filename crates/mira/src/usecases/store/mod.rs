@@ -14,9 +14,9 @@ use crate::webhooks::{EventKind, MemoryEvent};
 use crate::App;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
-use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
+use mira_core::memory::{Fingerprint, Memory, MemoryId, MemoryType, RelationType};
 use mira_core::tags::Tag;
-use mira_core::{classify, fingerprint, render, tags, tokens};
+use mira_core::{classify, fingerprint, render, tags, tokens, type_model};
 use mira_store::{Edge, Embedding, MemoryReads, NewMemory, Parts, RowFacts, Source};
 use relate::{relate, retraction_targets, Unwritten};
 use serde::Serialize;
@@ -145,6 +145,10 @@ struct Prepared {
     source: Source,
     causes: Vec<(MemoryId, RelationType)>,
     skip_near_duplicate: bool,
+    /// Whether the caller gave the type (else it is classified).
+    type_given: bool,
+    /// Whether the caller gave the room (else it is the type's).
+    room_given: bool,
 }
 
 /// SHA-256 (hex) of the trimmed content: the exact-duplicate key within a wing.
@@ -170,7 +174,7 @@ pub fn stored_content(app: &App, content: &str) -> UseCaseResult<(String, u32)> 
 }
 
 /// The tags stored with a memory: from its content and its fingerprint.
-pub fn stored_tags(content: &str, fp: &fingerprint::Fingerprint) -> Vec<Tag> {
+pub fn stored_tags(content: &str, fp: &Fingerprint) -> Vec<Tag> {
     tags::extract_tags(content, fp)
 }
 
@@ -181,7 +185,8 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
         validate::name("room", room)?;
     }
     validate::when_and_session(req.created_at, req.session_id.as_deref())?;
-    let memory_type = match req.memory_type.as_deref().filter(|t| !t.trim().is_empty()) {
+    let given_type = req.memory_type.as_deref().filter(|t| !t.trim().is_empty());
+    let memory_type = match given_type {
         Some(t) => validate::memory_type(t)?,
         None => classify::classify(&content),
     };
@@ -190,24 +195,15 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
         .as_deref()
         .map(|s| validate::memory_id(&*app.store, s))
         .transpose()?;
-    let fp = fingerprint::extract(
-        &content,
-        memory_type,
-        app.config.extraction.min_entity_length,
-    );
-    let tags = stored_tags(&content, &fp);
     let hash = content_hash(&content);
     let memory = Memory {
         id: uuid::Uuid::new_v4(),
         wing: req.wing.clone(),
-        room: req
-            .room
-            .clone()
-            .unwrap_or_else(|| memory_type.default_room().to_owned()),
+        room: req.room.clone().unwrap_or_default(),
         memory_type,
         token_count: tokens::count(&content) as u32,
         content,
-        fingerprint: fp,
+        fingerprint: Fingerprint::default(),
         created_at: req.created_at.unwrap_or_else(Utc::now),
         session_id: Some(
             req.session_id
@@ -217,19 +213,55 @@ fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
         archived: false,
         superseded_by: None,
     };
-    let fingerprint_tokens = tokens::count(&render::fingerprint_text(&memory)) as u32;
-    Ok(Prepared {
+    let mut p = Prepared {
         pinned: req.pinned,
         source: req.source,
         causes: req.causes.clone(),
         skip_near_duplicate: req.skip_near_duplicate,
         content_hash: hash,
         memory,
-        fingerprint_tokens,
-        tags,
+        fingerprint_tokens: 0,
+        tags: Vec::new(),
         supersedes,
         redacted,
-    })
+        type_given: given_type.is_some(),
+        room_given: req.room.is_some(),
+    };
+    p.file_under(app, memory_type);
+    Ok(p)
+}
+
+impl Prepared {
+    /// Files the memory under `memory_type`, with what follows from the type: the default room
+    /// (unless one was given), the fingerprint, the tags and the fingerprint's tokens.
+    fn file_under(&mut self, app: &App, memory_type: MemoryType) {
+        let m = &mut self.memory;
+        m.memory_type = memory_type;
+        if !self.room_given {
+            m.room = memory_type.default_room().to_owned();
+        }
+        m.fingerprint = fingerprint::extract(
+            &m.content,
+            memory_type,
+            app.config.extraction.min_entity_length,
+        );
+        self.tags = stored_tags(&m.content, &m.fingerprint);
+        self.fingerprint_tokens = tokens::count(&render::fingerprint_text(m)) as u32;
+    }
+
+    /// When the caller gave no type: the type the learned classifier reads from the memory's
+    /// embedding and the rules' answer ([`type_model`]); without an embedding the rules'
+    /// answer stays.
+    fn classify_with(&mut self, app: &App, embedding: &[f32]) {
+        if self.type_given || embedding.is_empty() {
+            return;
+        }
+        let rules = self.memory.memory_type;
+        let learned = type_model::refine(rules, embedding, app.model_name());
+        if learned != rules {
+            self.file_under(app, learned);
+        }
+    }
 }
 
 /// The row of a new memory and what the store did: relations to earlier memories (stored, as
@@ -242,6 +274,8 @@ fn new_memory(
     embedding: Vec<f32>,
     batch: &Unwritten,
 ) -> UseCaseResult<(NewMemory, StoreOutcome)> {
+    let mut p = p;
+    p.classify_with(app, &embedding);
     let relate::Related {
         mut links,
         near,
