@@ -190,8 +190,8 @@ pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
     /// One page of the timeline, ordered by `(created_at, seq)`.
     fn timeline(&self, q: &TimelineQuery) -> Result<Vec<StoredMemory>>;
 
-    /// Archives what `plan` selects and purges the expired overlap cache, in one transaction;
-    /// with `dry_run`, reports the same without writing anything.
+    /// Archives what `plan` selects, in one transaction; with `dry_run`, reports the same
+    /// without writing anything.
     fn archive(&self, plan: &ArchivePlan, dry_run: bool) -> Result<ArchiveReport>;
 
     /// Un-archives these memories (those absent or not archived are skipped) in one
@@ -233,21 +233,6 @@ pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
         limit: usize,
         scope: &Scope,
     ) -> Result<Option<Vec<(MemoryId, f32)>>>;
-
-    /// Cached similarities for pairs, valid when computed after `fresh_after_ms`.
-    fn overlap_get(
-        &self,
-        pairs: &[(MemoryId, MemoryId)],
-        fresh_after_ms: i64,
-    ) -> Result<HashMap<(MemoryId, MemoryId), f32>>;
-
-    /// Stores similarities in the overlap cache, then trims it to `max_entries` (oldest first).
-    fn overlap_put(
-        &self,
-        values: &[((MemoryId, MemoryId), f32)],
-        now_ms: i64,
-        max_entries: u64,
-    ) -> Result<()>;
 
     /// Adds a webhook dead letter; one with the same id is replaced (its attempts add up).
     fn add_dead_letter(&self, d: &DeadLetter) -> Result<()>;

@@ -330,15 +330,6 @@ pub struct StoreStats {
     pub captures: std::collections::BTreeMap<String, (u64, i64)>,
 }
 
-/// An overlap-cache pair as stored: the smaller id first.
-pub(crate) fn ordered(a: MemoryId, b: MemoryId) -> (MemoryId, MemoryId) {
-    if a <= b {
-        (a, b)
-    } else {
-        (b, a)
-    }
-}
-
 /// Parses a stored memory id.
 pub(crate) fn parse_id(s: &str) -> Result<MemoryId> {
     MemoryId::parse_str(s).map_err(|_| StoreError::Corrupt(format!("bad id '{s}'")))

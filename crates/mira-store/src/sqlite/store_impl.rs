@@ -260,26 +260,6 @@ impl MemoryStore for SqliteStore {
         Ok(None)
     }
 
-    fn overlap_get(
-        &self,
-        pairs: &[(MemoryId, MemoryId)],
-        fresh_after_ms: i64,
-    ) -> Result<HashMap<(MemoryId, MemoryId), f32>> {
-        self.read(|c| search::overlap_get(c, pairs, fresh_after_ms))
-    }
-
-    fn overlap_put(
-        &self,
-        values: &[((MemoryId, MemoryId), f32)],
-        now_ms: i64,
-        max_entries: u64,
-    ) -> Result<()> {
-        if values.is_empty() {
-            return Ok(());
-        }
-        self.write(|tx| search::overlap_put(tx, values, now_ms, max_entries))
-    }
-
     fn add_dead_letter(&self, d: &DeadLetter) -> Result<()> {
         dead_letters::add(self, d)
     }

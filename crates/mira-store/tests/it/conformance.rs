@@ -489,30 +489,6 @@ fn dead_letters_add_list_fail_again_remove() {
 }
 
 #[test]
-fn the_overlap_cache_is_fresh_or_absent_and_bounded() {
-    each(|b| {
-        let s = &*b.store;
-        let m: Vec<_> = (0..3)
-            .map(|i| memory(&format!("m{i}"), "w", i, i as u64))
-            .collect();
-        s.insert_memories(&m).unwrap();
-        let (x, y, z) = (m[0].memory.id, m[1].memory.id, m[2].memory.id);
-        s.overlap_put(&[((y, x), 0.5), ((x, z), 0.25)], 100, 10)
-            .unwrap();
-        let got = s.overlap_get(&[(x, y), (x, z)], 50).unwrap();
-        assert_eq!((got[&(x, y)], got[&(x, z)]), (0.5, 0.25));
-        assert!(s.overlap_get(&[(x, y)], 100).unwrap().is_empty(), "stale");
-        s.overlap_put(&[((y, z), 0.75)], 200, 2).unwrap();
-        assert_eq!(
-            s.overlap_get(&[(x, y), (x, z), (y, z)], 0).unwrap().len(),
-            2,
-            "{}",
-            b.name
-        );
-    });
-}
-
-#[test]
 fn a_memory_without_an_embedding_is_listed_until_one_is_set() {
     each(|b| {
         let store = &*b.store;

@@ -8,6 +8,7 @@ mod backends;
 mod conformance;
 mod index_behaviour;
 mod index_recall_real;
+mod old_stores;
 mod pg_server;
 mod pg_tls;
 mod repo;
