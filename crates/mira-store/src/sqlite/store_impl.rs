@@ -3,7 +3,9 @@
 //! every process), so its wings are locked with everything else.
 
 use super::{dead_letters, lifecycle, migrations, read, search, write, SqliteStore};
-use crate::backend::{Database, MemoryReads, MemoryStore, StoreTx, Visit};
+use crate::backend::{
+    ChangeFeed, Database, DeadLetterStore, MemoryReads, MemoryStore, StoreTx, Visit,
+};
 use crate::feed::{ChangeCursor, Changes, LiveRow};
 use crate::lifecycle::{ArchivePlan, ArchiveReport, DeleteCounts, DeleteScope, TimelineQuery};
 use crate::model::{
@@ -259,7 +261,9 @@ impl MemoryStore for SqliteStore {
     ) -> Result<Option<Vec<(MemoryId, f32)>>> {
         Ok(None)
     }
+}
 
+impl DeadLetterStore for SqliteStore {
     fn add_dead_letter(&self, d: &DeadLetter) -> Result<()> {
         dead_letters::add(self, d)
     }
@@ -289,7 +293,9 @@ impl MemoryStore for SqliteStore {
     ) -> Result<()> {
         dead_letters::failed_again(self, id, attempts, error, at_ms)
     }
+}
 
+impl ChangeFeed for SqliteStore {
     fn change_cursor(&self) -> Result<ChangeCursor> {
         self.cursor_now()
     }

@@ -1,4 +1,4 @@
-//! Stores of both backends for the tests that hold for any [`MemoryStore`], and a maker of
+//! Stores of both backends for the tests that hold for any [`Store`], and a maker of
 //! memories to write in them.
 #![allow(dead_code)]
 
@@ -7,7 +7,7 @@ use mira_core::fingerprint::extract;
 use mira_core::memory::{Memory, MemoryId, MemoryType};
 use mira_core::tags::{Tag, TagKind};
 use mira_store::{
-    Embedding, MemoryStore, NewMemory, PgOptions, PgStore, RowFacts, SqliteOptions, SqliteStore,
+    Embedding, NewMemory, PgOptions, PgStore, RowFacts, SqliteOptions, SqliteStore, Store,
 };
 use std::sync::Arc;
 
@@ -19,9 +19,9 @@ pub struct Backend {
     /// `sqlite` or `postgres`.
     pub name: &'static str,
     /// The store.
-    pub store: Arc<dyn MemoryStore>,
+    pub store: Arc<dyn Store>,
     /// Opens another handle on the same database (another process, as far as it can tell).
-    pub reopen: Box<dyn Fn() -> Arc<dyn MemoryStore>>,
+    pub reopen: Box<dyn Fn() -> Arc<dyn Store>>,
     _dir: tempfile::TempDir,
     _db: Option<TestDatabase>,
 }
@@ -30,7 +30,7 @@ pub struct Backend {
 pub fn sqlite() -> Backend {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mira.db");
-    let open = move || -> Arc<dyn MemoryStore> {
+    let open = move || -> Arc<dyn Store> {
         Arc::new(SqliteStore::open(&path, &SqliteOptions::default()).unwrap())
     };
     Backend {
@@ -50,7 +50,7 @@ pub fn postgres() -> Option<Backend> {
         pool_size: 4,
         ..PgOptions::default()
     };
-    let open = move || -> Arc<dyn MemoryStore> { Arc::new(PgStore::open(&opts).unwrap()) };
+    let open = move || -> Arc<dyn Store> { Arc::new(PgStore::open(&opts).unwrap()) };
     Some(Backend {
         name: "postgres",
         store: open(),

@@ -136,7 +136,8 @@ fn relations_wait_for_both_ends_and_restore_exactly() {
             .unwrap();
         assert_eq!(out.resolved, vec![true, true]);
         let mut rows = Vec::new();
-        let n = s
+        let memories: &dyn mira_store::MemoryStore = s;
+        let n = memories
             .export_memories(None, Parts::export(true), |m| {
                 rows.push(m);
                 Ok::<_, mira_store::StoreError>(())

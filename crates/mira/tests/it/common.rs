@@ -94,11 +94,10 @@ pub fn embedding(app: &App, id: mira_core::memory::MemoryId) -> Vec<f32> {
 /// Runs raw SQL on the app's SQLite store in one write transaction (as another process or a
 /// bug could); returns the rows `sql` changed.
 pub fn sql(app: &App, sql: &str, params: impl rusqlite::Params) -> usize {
-    app.store
-        .as_sqlite()
-        .expect("a SQLite store")
-        .write(|tx| Ok(tx.execute(sql, params)?))
-        .unwrap()
+    let mira_store::Database::Sqlite(db) = app.store.database() else {
+        panic!("a SQLite store")
+    };
+    db.write(|tx| Ok(tx.execute(sql, params)?)).unwrap()
 }
 
 /// Inserts a causal edge `from → to` with SQL (as another process or a bug could).
