@@ -111,7 +111,7 @@ fn archived(app: &App, id: MemoryId) -> bool {
 }
 
 #[test]
-fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
+fn thresholds_archive_old_notes_and_logs_but_keep_decisions() {
     let dir = tempfile::tempdir().unwrap();
     let app = hash_app(dir.path());
     let f = fixture(&app);

@@ -46,7 +46,7 @@ fn chain(
 }
 
 #[test]
-fn s9_s10_follow_up_chain_with_the_real_model() {
+fn a_follow_up_chain_is_linked_with_the_real_model() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(dir.path());
     let a = put(
