@@ -2,13 +2,13 @@
 //! memories to write in them.
 #![allow(dead_code)]
 
-use crate::pg_server::TestDatabase;
 use mira_core::fingerprint::extract;
 use mira_core::memory::{Memory, MemoryId, MemoryType};
 use mira_core::tags::{Tag, TagKind};
 use mira_store::{
     Embedding, NewMemory, PgOptions, PgStore, RowFacts, SqliteOptions, SqliteStore, Store,
 };
+use mira_testkit::pg::TestDatabase;
 use std::sync::Arc;
 
 /// The dimension of the embeddings written (PostgreSQL's column is `vector(384)`).
@@ -60,12 +60,30 @@ pub fn postgres() -> Option<Backend> {
     })
 }
 
-/// Runs `test` on a fresh store of each backend (PostgreSQL when a server can be had).
-pub fn each(test: impl Fn(&Backend)) {
-    for b in std::iter::once(sqlite()).chain(postgres()) {
-        eprintln!("backend: {}", b.name);
-        test(&b);
-    }
+/// A check of every store, as one test per backend named after it (`<name>::sqlite`,
+/// `<name>::postgres`), so that a failure names its backend; `$b` is the [`Backend`]. The
+/// PostgreSQL one passes without a server, except under CI (see `mira_testkit::pg`).
+macro_rules! backend_test {
+    (fn $name:ident($b:ident) $body:block) => {
+        mod $name {
+            use super::*;
+
+            #[test]
+            fn sqlite() {
+                let $b = &crate::backends::sqlite();
+                $body
+            }
+
+            #[test]
+            fn postgres() {
+                let Some(backend) = crate::backends::postgres() else {
+                    return;
+                };
+                let $b = &backend;
+                $body
+            }
+        }
+    };
 }
 
 /// A unit vector of [`DIM`] floats, different for each seed.

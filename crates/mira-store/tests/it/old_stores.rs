@@ -1,8 +1,8 @@
 //! A store written by an earlier version, with the overlap cache (dropped by SQLite's
 //! migration 8 and PostgreSQL's 4), is migrated on open: the table is gone, the memories stay.
 
-use crate::pg_server::TestDatabase;
 use mira_store::{Migration, PgOptions, PgStore, SqliteOptions, SqliteStore};
+use mira_testkit::pg::TestDatabase;
 
 /// The migrations of `list` before the one that drops the overlap cache.
 fn before_the_drop(list: &'static [Migration]) -> impl Iterator<Item = &'static Migration> {
@@ -31,23 +31,9 @@ fn old_rows(id: fn(&str) -> String, extra: Option<(&str, &str)>) -> String {
 fn an_old_sqlite_store_loses_the_overlap_cache_and_keeps_its_memories() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mira.db");
-    {
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(
-            "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;",
-        )
+    crate::repo::migrated_by(&path, before_the_drop(mira_store::MIGRATIONS))
+        .execute_batch(&old_rows(|id| format!("'{id}'"), None))
         .unwrap();
-        for m in before_the_drop(mira_store::MIGRATIONS) {
-            conn.execute_batch(m.sql).unwrap();
-            conn.execute(
-                "INSERT INTO schema_version VALUES (?1, ?2, 0)",
-                rusqlite::params![m.version, m.name],
-            )
-            .unwrap();
-        }
-        conn.execute_batch(&old_rows(|id| format!("'{id}'"), None))
-            .unwrap();
-    }
     let store = SqliteStore::open(&path, &SqliteOptions::default()).unwrap();
     let (tables, memories): (i64, i64) = store
         .read(|c| {

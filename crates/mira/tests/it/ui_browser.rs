@@ -292,7 +292,7 @@ fn the_memory_browser_in_chromium() {
     let _serial = serial();
     let Some((chromium, chromedriver)) = browser() else {
         assert!(
-            !crate::pg_server::under_ci(),
+            !mira_testkit::under_ci(),
             "Chromium is required under CI and could not be installed (scripts/browser.sh)"
         );
         eprintln!(
