@@ -591,9 +591,9 @@ impl VectorIndexManager {
 
     /// Brings the catalog, the exact index and the graph in step with the database: rows written,
     /// archived or deleted by this process or another one since the last call. Costs what the
-    /// store's [`MemoryStore::changes_since`] costs when nothing changed (no query on SQLite),
-    /// else one read of the changed rows (everything is reloaded when the log no longer reaches
-    /// back far enough).
+    /// store's [`ChangeFeed::changes_since`](crate::ChangeFeed::changes_since) costs when nothing
+    /// changed (no query on SQLite), else one read of the changed rows (everything is reloaded
+    /// when the log no longer reaches back far enough).
     pub fn sync_from_store(&self) -> Result<SyncReport> {
         let _m = lock(&self.mutation);
         let cursor = lock(&self.cursor).clone();
