@@ -6,7 +6,7 @@
 //! The model is loaded from `resolve_model_dir(None)`; the test fails (it does not
 //! skip) when the model is missing: install it with `scripts/fetch-model.sh`. The
 //! fixture is read from the project's data folder: `$MIRA_SHARED_DIR/fixtures/` when that
-//! variable is set, else `../shared/fixtures/` beside the checkout (`shared_dir.rs`).
+//! variable is set, else `../shared/fixtures/` beside the checkout (`mira_testkit::shared_path`).
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -30,11 +30,8 @@ struct Case {
     embedding: Vec<f32>,
 }
 
-#[path = "../../mira-store/tests/it/shared_dir.rs"]
-mod shared_dir;
-
 fn fixture_path() -> PathBuf {
-    shared_dir::shared_path("fixtures/minilm_reference.json")
+    mira_testkit::shared_path("fixtures/minilm_reference.json")
 }
 
 fn fixture() -> &'static Fixture {

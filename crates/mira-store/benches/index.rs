@@ -15,6 +15,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use mira_core::memory::MemoryId;
 use mira_store::index::{ExactIndex, IndexEntry, IndexParams, VectorIndex, VectorIndexManager};
 use mira_store::{Scope, SqliteOptions, SqliteStore};
+use mira_testkit::Rng;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -24,24 +25,6 @@ const CENTROIDS: usize = 200;
 const K: usize = 100;
 const QUERIES: usize = 500;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn gauss(&mut self) -> f32 {
-        let u = ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-        let v = ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-        ((-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()) as f32
-    }
-}
-
 fn normalise(mut v: Vec<f32>) -> Vec<f32> {
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     v.iter_mut().for_each(|x| *x /= n);
@@ -49,15 +32,15 @@ fn normalise(mut v: Vec<f32>) -> Vec<f32> {
 }
 
 fn mixture(n: usize, seed: u64) -> Vec<Vec<f32>> {
-    let mut r = Rng(42);
+    let mut r = Rng::new(42);
     let cents: Vec<Vec<f32>> = (0..CENTROIDS)
         .map(|_| normalise((0..DIM).map(|_| r.gauss()).collect()))
         .collect();
-    let mut r = Rng(seed);
+    let mut r = Rng::new(seed);
     let s = 1.0 / (DIM as f32).sqrt();
     (0..n)
         .map(|_| {
-            let c = &cents[(r.next() % CENTROIDS as u64) as usize];
+            let c = &cents[(r.next_u64() % CENTROIDS as u64) as usize];
             normalise(c.iter().map(|x| x + s * r.gauss()).collect())
         })
         .collect()

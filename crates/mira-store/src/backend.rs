@@ -56,6 +56,11 @@ pub trait MemoryReads {
     /// The memories with these ids, with `parts`; missing ids are absent from the map.
     fn get_many(&self, ids: &[MemoryId], parts: Parts) -> Result<HashMap<MemoryId, StoredMemory>>;
 
+    /// One memory with `parts`, or `None` when no memory has that id.
+    fn get(&self, id: MemoryId, parts: Parts) -> Result<Option<StoredMemory>> {
+        Ok(self.get_many(&[id], parts)?.remove(&id))
+    }
+
     /// The most recent non-archived memories of `wing` created at or after `since_ms`, newest
     /// first (ties: last written first), at most `limit`, with their embeddings and tags.
     fn recent_in_wing(&self, wing: &str, since_ms: i64, limit: usize) -> Result<Vec<StoredMemory>>;
@@ -85,7 +90,8 @@ pub trait StoreTx: MemoryReads {
 /// Whether a visitor wants the next item.
 pub type Visit = std::result::Result<bool, StoreError>;
 
-/// A mira database. Object safe: the application holds an `Arc<dyn MemoryStore>`.
+/// The memories of a mira database. Object safe: the application holds it as part of an
+/// `Arc<dyn Store>` ([`Store`]).
 pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
     /// The database behind this store.
     fn database(&self) -> Database<'_>;
@@ -190,8 +196,8 @@ pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
     /// One page of the timeline, ordered by `(created_at, seq)`.
     fn timeline(&self, q: &TimelineQuery) -> Result<Vec<StoredMemory>>;
 
-    /// Archives what `plan` selects and purges the expired overlap cache, in one transaction;
-    /// with `dry_run`, reports the same without writing anything.
+    /// Archives what `plan` selects, in one transaction; with `dry_run`, reports the same
+    /// without writing anything.
     fn archive(&self, plan: &ArchivePlan, dry_run: bool) -> Result<ArchiveReport>;
 
     /// Un-archives these memories (those absent or not archived are skipped) in one
@@ -234,21 +240,41 @@ pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
         scope: &Scope,
     ) -> Result<Option<Vec<(MemoryId, f32)>>>;
 
-    /// Cached similarities for pairs, valid when computed after `fresh_after_ms`.
-    fn overlap_get(
-        &self,
-        pairs: &[(MemoryId, MemoryId)],
-        fresh_after_ms: i64,
-    ) -> Result<HashMap<(MemoryId, MemoryId), f32>>;
+    /// One memory with its tags and causal edges both ways (what `mira_load` shows).
+    fn load(&self, id: MemoryId) -> Result<Option<StoredMemory>> {
+        self.get(id, Parts::LINKED)
+    }
 
-    /// Stores similarities in the overlap cache, then trims it to `max_entries` (oldest first).
-    fn overlap_put(
-        &self,
-        values: &[((MemoryId, MemoryId), f32)],
-        now_ms: i64,
-        max_entries: u64,
-    ) -> Result<()>;
+    /// The memories with these ids (the rows alone); missing ids are absent from the map.
+    fn memories(&self, ids: &[MemoryId]) -> Result<HashMap<MemoryId, Memory>> {
+        Ok(self
+            .get_many(ids, Parts::NONE)?
+            .into_iter()
+            .map(|(id, m)| (id, m.memory))
+            .collect())
+    }
 
+    /// Writes memories (with their relations) in one transaction holding their wings' lock;
+    /// returns their `seq`s. For a store that relates first, use [`MemoryStore::begin_store`].
+    fn insert_memories(&self, batch: &[NewMemory]) -> Result<Vec<i64>> {
+        let mut wings: Vec<&str> = batch.iter().map(|n| n.memory.wing.as_str()).collect();
+        wings.sort_unstable();
+        wings.dedup();
+        let mut tx = self.begin_store(&wings)?;
+        let seqs = tx.insert(batch)?;
+        tx.commit()?;
+        Ok(seqs)
+    }
+
+    /// Writes one memory (see `insert_memories`); returns its `seq`.
+    fn insert_memory(&self, new: &NewMemory) -> Result<i64> {
+        Ok(self.insert_memories(std::slice::from_ref(new))?[0])
+    }
+}
+
+/// The webhook dead letters a database keeps: deliveries that could not be made, until they
+/// are replayed ([`DeadLetter`]).
+pub trait DeadLetterStore: Send + Sync + std::fmt::Debug {
     /// Adds a webhook dead letter; one with the same id is replaced (its attempts add up).
     fn add_dead_letter(&self, d: &DeadLetter) -> Result<()>;
 
@@ -272,9 +298,13 @@ pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
         error: &str,
         at_ms: i64,
     ) -> Result<()>;
+}
 
-    /// The position of the change feed now: read it before [`MemoryStore::live_rows`], so a
-    /// change committed in between is replayed by the next [`MemoryStore::changes_since`].
+/// The change feed of a database: what keeps every process's catalog and vectors in step with
+/// it (see [`crate::feed`]).
+pub trait ChangeFeed: Send + Sync + std::fmt::Debug {
+    /// The position of the change feed now: read it before [`ChangeFeed::live_rows`], so a
+    /// change committed in between is replayed by the next [`ChangeFeed::changes_since`].
     fn change_cursor(&self) -> Result<ChangeCursor>;
 
     /// The keys changed since `cursor`; `None` (cheaply) when nothing was committed since.
@@ -285,60 +315,16 @@ pub trait MemoryStore: MemoryReads + Send + Sync + std::fmt::Debug {
 
     /// The rows of `keys`: `(key, None)` for a key whose memory is archived or gone.
     fn rows_at(&self, keys: &[u64]) -> Result<Vec<(u64, Option<LiveRow>)>>;
-
-    /// The SQLite store behind this one, if it is one.
-    fn as_sqlite(&self) -> Option<&crate::SqliteStore> {
-        match self.database() {
-            Database::Sqlite(s) => Some(s),
-            Database::Postgres(_) => None,
-        }
-    }
 }
 
-impl dyn MemoryReads + '_ {
-    /// One memory with `parts`, or `None` when no memory has that id.
-    pub fn get(&self, id: MemoryId, parts: Parts) -> Result<Option<StoredMemory>> {
-        Ok(self.get_many(&[id], parts)?.remove(&id))
-    }
-}
+/// A whole mira database, what the application opens and holds: its memories
+/// ([`MemoryStore`]), the change feed the index follows ([`ChangeFeed`]) and the webhook dead
+/// letters ([`DeadLetterStore`]). Both backends are one; a caller takes the narrowest it needs.
+pub trait Store: MemoryStore + ChangeFeed + DeadLetterStore {}
+
+impl<T: MemoryStore + ChangeFeed + DeadLetterStore + ?Sized> Store for T {}
 
 impl dyn MemoryStore + '_ {
-    /// One memory with `parts`, or `None` when no memory has that id.
-    pub fn get(&self, id: MemoryId, parts: Parts) -> Result<Option<StoredMemory>> {
-        Ok(self.get_many(&[id], parts)?.remove(&id))
-    }
-
-    /// One memory with its tags and causal edges both ways (what `mira_load` shows).
-    pub fn load(&self, id: MemoryId) -> Result<Option<StoredMemory>> {
-        self.get(id, Parts::LINKED)
-    }
-
-    /// The memories with these ids (the rows alone); missing ids are absent from the map.
-    pub fn memories(&self, ids: &[MemoryId]) -> Result<HashMap<MemoryId, Memory>> {
-        Ok(self
-            .get_many(ids, Parts::NONE)?
-            .into_iter()
-            .map(|(id, m)| (id, m.memory))
-            .collect())
-    }
-
-    /// Writes memories (with their relations) in one transaction holding their wings' lock;
-    /// returns their `seq`s. For a store that relates first, use [`MemoryStore::begin_store`].
-    pub fn insert_memories(&self, batch: &[NewMemory]) -> Result<Vec<i64>> {
-        let mut wings: Vec<&str> = batch.iter().map(|n| n.memory.wing.as_str()).collect();
-        wings.sort_unstable();
-        wings.dedup();
-        let mut tx = self.begin_store(&wings)?;
-        let seqs = tx.insert(batch)?;
-        tx.commit()?;
-        Ok(seqs)
-    }
-
-    /// Writes one memory (see `insert_memories`); returns its `seq`.
-    pub fn insert_memory(&self, new: &NewMemory) -> Result<i64> {
-        Ok(self.insert_memories(std::slice::from_ref(new))?[0])
-    }
-
     /// [`MemoryStore::export_each`] for a visitor with its own error type, returned unchanged.
     pub fn export_memories<E: From<StoreError>>(
         &self,

@@ -3,8 +3,7 @@
 //! appends the row's key to a change log in the same transaction; a process remembers how far
 //! it read ([`ChangeCursor`]) and, before each recall, reads only what was committed since.
 
-use crate::index::catalog::{Card, CatalogRow};
-use crate::model::current_costs;
+use crate::model::{current_costs, Card, CatalogRow};
 use crate::{Result, StoreError};
 use mira_core::memory::{MemoryId, MemoryType};
 

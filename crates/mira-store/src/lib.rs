@@ -20,7 +20,9 @@ mod sqlite;
 pub mod feed;
 pub mod index;
 
-pub use backend::{Backend, Database, MemoryReads, MemoryStore, StoreTx, Visit};
+pub use backend::{
+    Backend, ChangeFeed, Database, DeadLetterStore, MemoryReads, MemoryStore, Store, StoreTx, Visit,
+};
 pub use dead_letters::DeadLetter;
 pub use edit::MemoryEdit;
 pub use error::StoreError;
@@ -29,8 +31,8 @@ pub use lifecycle::{
 };
 pub use migrations::{Migration, MIGRATIONS, PG_MIGRATIONS};
 pub use model::{
-    Edge, Embedding, Link, NewMemory, Parts, Relation, RestoreOutcome, RowFacts, Scope, Source,
-    StoreStats, StoredMemory, Unembedded,
+    Card, CatalogRow, Edge, Embedding, Link, NewMemory, Parts, Relation, RestoreOutcome, RowFacts,
+    Scope, Source, StoreStats, StoredMemory, Unembedded,
 };
 pub use postgres::{PgOptions, PgStore, TextRank, TlsMode};
 pub use sqlite::migrations::LATEST_VERSION;

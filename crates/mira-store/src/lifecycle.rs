@@ -2,7 +2,7 @@
 //! (clear a scope, forget one memory).
 //!
 //! Deletion removes the `verbatims` rows only: every derived table cascades from it
-//! (fingerprints, embeddings, tags, causal edges, overlap cache), the FTS rows go through the
+//! (fingerprints, embeddings, tags, causal edges), the FTS rows go through the
 //! delete trigger, and `superseded_by` pointing at a deleted memory is set to NULL by its foreign
 //! key. Callers remove the deleted ids from the vector index after the transaction commits.
 
@@ -63,8 +63,6 @@ pub struct ArchivePlan {
     pub ids: Vec<MemoryId>,
     /// The `archived_at` written (unix ms).
     pub now_ms: i64,
-    /// Overlap cache entries computed before this time (unix ms) are purged.
-    pub overlap_expired_before_ms: i64,
 }
 
 impl ArchivePlan {
@@ -110,17 +108,13 @@ pub enum ArchiveMatch {
 pub struct ArchiveReport {
     /// The memories archived, oldest first, with the reason.
     pub archived: Vec<(Memory, ArchiveMatch)>,
-    /// Expired overlap cache entries purged.
-    pub overlap_purged: u64,
 }
 
 impl ArchiveReport {
-    /// The report of archiving `rows` (a [`ArchivePlan::selection`]) and purging
-    /// `overlap_purged` cache entries.
-    pub(crate) fn of(rows: Vec<(StoredMemory, ArchiveMatch)>, overlap_purged: u64) -> Self {
+    /// The report of archiving `rows` (a [`ArchivePlan::selection`]).
+    pub(crate) fn of(rows: Vec<(StoredMemory, ArchiveMatch)>) -> Self {
         ArchiveReport {
             archived: rows.into_iter().map(|(m, why)| (m.memory, why)).collect(),
-            overlap_purged,
         }
     }
 }
@@ -152,8 +146,6 @@ pub struct DeleteCounts {
     pub edges: u64,
     /// Their tags.
     pub tags: u64,
-    /// Overlap cache entries touching them.
-    pub overlap_entries: u64,
     /// Sum of their T0 token counts.
     pub tokens: u64,
 }

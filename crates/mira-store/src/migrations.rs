@@ -51,6 +51,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "sources",
         sql: include_str!("../migrations/sqlite/007_sources.sql"),
     },
+    Migration {
+        version: 8,
+        name: "drop_overlap_cache",
+        sql: include_str!("../migrations/sqlite/008_drop_overlap_cache.sql"),
+    },
 ];
 
 /// Every migration of the PostgreSQL schema, in order (the same tables and meaning as SQLite's
@@ -65,5 +70,10 @@ pub const PG_MIGRATIONS: &[Migration] = &[
         version: 3,
         name: "sources",
         sql: include_str!("../migrations/postgres/003_sources.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "drop_overlap_cache",
+        sql: include_str!("../migrations/postgres/004_drop_overlap_cache.sql"),
     },
 ];

@@ -1,11 +1,13 @@
 //! The one model of a stored memory, shared by both backends: what is written ([`NewMemory`],
 //! for a store and for a restore alike), what is read back ([`StoredMemory`], with the optional
-//! [`Parts`] a caller asks for), the scope of a search ([`Scope`]) and the id parser.
+//! [`Parts`] a caller asks for), the scope of a search ([`Scope`]), a live memory as the
+//! catalog holds it ([`Card`], [`CatalogRow`]) and the id parser.
 
 use crate::{Result, StoreError};
 use mira_core::allocate::ModeCosts;
-use mira_core::memory::{Memory, MemoryId, RelationType};
+use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
 use mira_core::tags::Tag;
+use std::sync::Arc;
 
 /// Where a memory came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize)]
@@ -330,13 +332,52 @@ pub struct StoreStats {
     pub captures: std::collections::BTreeMap<String, (u64, i64)>,
 }
 
-/// An overlap-cache pair as stored: the smaller id first.
-pub(crate) fn ordered(a: MemoryId, b: MemoryId) -> (MemoryId, MemoryId) {
-    if a <= b {
-        (a, b)
-    } else {
-        (b, a)
-    }
+/// A live memory as recall sees it before choosing what to read in full.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Card {
+    /// `verbatims.seq`, the stable row key.
+    pub key: u64,
+    /// The memory's id.
+    pub id: MemoryId,
+    /// Its wing.
+    pub wing: Arc<str>,
+    /// Its room.
+    pub room: Arc<str>,
+    /// Its type.
+    pub memory_type: MemoryType,
+    /// When it happened (unix ms).
+    pub created_at_ms: i64,
+    /// Its session, if any.
+    pub session: Option<Arc<str>>,
+    /// cl100k tokens of the content.
+    pub token_count: u32,
+    /// Facts in its fingerprint.
+    pub fact_count: u32,
+    /// Section costs stored with the row for the current render format (`None` when the row
+    /// predates it; recall then computes them from the memory).
+    pub costs: Option<ModeCosts>,
+    /// The memory that replaced it, if any.
+    pub superseded_by: Option<MemoryId>,
+    /// Who said it (`Name:` prefix of the content), in lower case.
+    pub speaker: Option<Arc<str>>,
+    /// Shown in every recall of its wing, before anything else.
+    pub pinned: bool,
+}
+
+/// One live row read from the database: the card's fields and the text the lexical index covers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogRow {
+    /// The card (its `speaker` is derived from `content` on insertion).
+    pub card: Card,
+    /// The content (T0).
+    pub content: String,
+}
+
+/// `8 May 2023`: the day a memory happened, as the lexical index sees it.
+pub(crate) fn day_text(created_at_ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(created_at_ms)
+        .map(|t| t.format("%-d %B %Y").to_string())
+        .unwrap_or_default()
 }
 
 /// Parses a stored memory id.

@@ -8,7 +8,7 @@ use crate::webhooks::{Dispatcher, MemoryEvent};
 use anyhow::{Context, Result};
 use mira_embed::Embedder;
 use mira_store::index::{IndexParams, VectorIndexManager};
-use mira_store::{MemoryStore, PgStore, SqliteStore};
+use mira_store::{MemoryStore, PgStore, SqliteStore, Store};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -24,7 +24,7 @@ pub struct App {
     /// Where it came from.
     pub config_source: ConfigSource,
     /// The database.
-    pub store: Arc<dyn MemoryStore>,
+    pub store: Arc<dyn Store>,
     /// The vector index over the stored embeddings, read on first use (see [`App::index`]).
     index: OnceLock<Arc<VectorIndexManager>>,
     /// Held while the index is read, so that callers arriving meanwhile wait for that read.
@@ -293,7 +293,7 @@ impl App {
 }
 
 /// The database of `storage.backend`, its migrations applied.
-fn open_store(config: &Config) -> Result<Arc<dyn MemoryStore>> {
+fn open_store(config: &Config) -> Result<Arc<dyn Store>> {
     Ok(match config.storage.backend {
         StorageBackend::Sqlite => {
             let db = config.db_path();

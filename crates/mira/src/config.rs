@@ -21,8 +21,6 @@ pub struct Config {
     pub allocator: AllocatorConfig,
     /// Age in days after which `mira archive` archives a type.
     pub archive_thresholds: ArchiveThresholds,
-    /// Cache of pairwise similarities used by the allocator.
-    pub overlap_cache: OverlapCacheConfig,
     /// Store-time extraction.
     pub extraction: ExtractionConfig,
     /// The HNSW index.
@@ -93,7 +91,7 @@ impl StorageChoice {
 pub const RETIRED_KEYS: &[(&str, &str)] = &[
     ("system", "informational in the reference; mira reports its own version"),
     ("embeddings.model_hash", "each embedding records the model that computed it"),
-    ("overlap_cache.max_entries", "recall no longer reads the overlap cache; archive trims it by overlap_cache.ttl_days"),
+    ("overlap_cache", "recall ranks by relevance and reads no pairwise similarities: the overlap cache is gone"),
     ("hnsw.Ml", "the HNSW library derives the level multiplier from hnsw.M"),
     ("recall.query_expansion.temperature", "query variants are cleaned forms of the query, not sampled"),
     ("metrics.report_interval_seconds", "/metrics is read when scraped, nothing is reported on a timer"),
@@ -400,19 +398,6 @@ impl Default for ArchiveThresholds {
             fact: None,
             preference: None,
         }
-    }
-}
-
-/// `overlap_cache:`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct OverlapCacheConfig {
-    /// Entries older than this are purged by `mira archive`.
-    pub ttl_days: u32,
-}
-impl Default for OverlapCacheConfig {
-    fn default() -> Self {
-        OverlapCacheConfig { ttl_days: 30 }
     }
 }
 
@@ -1148,11 +1133,6 @@ impl Config {
                 "must be null: decisions, facts and preferences never age out of recall (archive one by id: mira archive --id ID)",
             )?;
         }
-        check(
-            self.overlap_cache.ttl_days >= 1,
-            "overlap_cache.ttl_days",
-            "must be at least 1",
-        )?;
         let x = &self.extraction;
         check(
             (1..=64).contains(&x.min_entity_length),
@@ -1559,6 +1539,18 @@ mod tests {
         assert!(
             warnings.contains("allocator.session_boost_max") && warnings.contains("recall.rrf_k"),
             "{warnings}"
+        );
+    }
+
+    #[test]
+    fn the_overlap_cache_section_of_earlier_files_is_accepted_and_warned_about() {
+        let cfg =
+            Config::from_yaml("overlap_cache:\n  ttl_days: 30\n  max_entries: 1000000\n").unwrap();
+        let warnings = cfg.retired_key_warnings();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("`overlap_cache` is no longer used"),
+            "{warnings:?}"
         );
     }
 

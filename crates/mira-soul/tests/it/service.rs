@@ -322,7 +322,7 @@ fn capture_validation() {
     assert_eq!(c.version_count("a").expect("count"), 0, "nothing stored");
 }
 
-/// The conversation of the issue, captured three times.
+/// One steady personality's conversation, captured three times.
 const STEADY: &str = "Assistant: I am analytical and methodical. I double-check every step.";
 
 #[test]

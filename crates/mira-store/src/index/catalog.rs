@@ -8,59 +8,11 @@
 //! catalog in step with the database (see the [module docs](super)).
 
 use super::{Labels, Matcher, Scope};
-use mira_core::allocate::ModeCosts;
+use crate::model::{day_text, Card, CatalogRow};
 use mira_core::lexical::{self, Bm25Params, LexicalIndex, LexicalScores};
-use mira_core::memory::{MemoryId, MemoryType};
+use mira_core::memory::MemoryId;
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// A live memory as recall sees it before choosing what to read in full.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Card {
-    /// `verbatims.seq`, the stable row key.
-    pub key: u64,
-    /// The memory's id.
-    pub id: MemoryId,
-    /// Its wing.
-    pub wing: Arc<str>,
-    /// Its room.
-    pub room: Arc<str>,
-    /// Its type.
-    pub memory_type: MemoryType,
-    /// When it happened (unix ms).
-    pub created_at_ms: i64,
-    /// Its session, if any.
-    pub session: Option<Arc<str>>,
-    /// cl100k tokens of the content.
-    pub token_count: u32,
-    /// Facts in its fingerprint.
-    pub fact_count: u32,
-    /// Section costs stored with the row for the current render format (`None` when the row
-    /// predates it; recall then computes them from the memory).
-    pub costs: Option<ModeCosts>,
-    /// The memory that replaced it, if any.
-    pub superseded_by: Option<MemoryId>,
-    /// Who said it (`Name:` prefix of the content), in lower case.
-    pub speaker: Option<Arc<str>>,
-    /// Shown in every recall of its wing, before anything else.
-    pub pinned: bool,
-}
-
-/// One live row read from SQLite: the card's fields and the text the lexical index covers.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CatalogRow {
-    /// The card (its `speaker` is derived from `content` on insertion).
-    pub card: Card,
-    /// The content (T0).
-    pub content: String,
-}
-
-/// `8 May 2023`: the day a memory happened, as the lexical index sees it.
-pub fn day_text(created_at_ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(created_at_ms)
-        .map(|t| t.format("%-d %B %Y").to_string())
-        .unwrap_or_default()
-}
 
 /// The catalog of live memories. Slots are dense row numbers, reused after removal.
 #[derive(Debug, Default)]
@@ -410,6 +362,7 @@ fn census_keys(wing: u32, room: u32) -> [(Option<u32>, Option<u32>); 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mira_core::memory::MemoryType;
 
     fn row(key: u64, wing: &str, session: Option<&str>, at: i64, content: &str) -> CatalogRow {
         CatalogRow {

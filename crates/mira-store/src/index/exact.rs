@@ -1,8 +1,8 @@
 //! The exact index: a flat scan over a contiguous `f32` matrix.
 
 use super::{
-    prepare_query, prepare_vector, Census, Hit, IndexEntry, IndexError, Labels, Scope, Slot,
-    VectorIndex,
+    prepare_query, prepare_vector, Census, Hit, IndexEntry, IndexError, Labels, Scope, VectorIndex,
+    VectorMeta,
 };
 use mira_core::memory::MemoryId;
 use simsimd::SpatialSimilarity;
@@ -19,7 +19,7 @@ use std::collections::{BinaryHeap, HashMap};
 pub struct ExactIndex {
     dim: usize,
     data: Vec<f32>,
-    slots: Vec<Slot>,
+    slots: Vec<VectorMeta>,
     by_key: HashMap<u64, usize>,
     by_id: HashMap<MemoryId, u64>,
     labels: Labels,
@@ -257,7 +257,7 @@ impl VectorIndex for ExactIndex {
         let room = self.labels.intern(&e.room);
         let pos = self.slots.len();
         self.data.extend_from_slice(&vector);
-        let slot = Slot {
+        let slot = VectorMeta {
             key: e.key,
             id: e.id,
             wing,

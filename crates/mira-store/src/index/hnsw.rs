@@ -2,7 +2,7 @@
 
 use super::{
     prepare_query, prepare_vector, Census, Hit, IndexEntry, IndexError, IndexParams, Labels,
-    Result, Scope, Slot, VectorIndex,
+    Result, Scope, VectorIndex, VectorMeta,
 };
 use mira_core::memory::MemoryId;
 use std::collections::HashMap;
@@ -25,7 +25,7 @@ pub struct HnswIndex {
     index: Index,
     dim: usize,
     params: IndexParams,
-    slots: HashMap<u64, Slot>,
+    slots: HashMap<u64, VectorMeta>,
     by_id: HashMap<MemoryId, u64>,
     labels: Labels,
     census: Census,
@@ -253,7 +253,7 @@ impl HnswIndex {
     fn register(&mut self, e: &IndexEntry, digest: u64) {
         let wing = self.labels.intern(&e.wing);
         let room = self.labels.intern(&e.room);
-        let slot = Slot {
+        let slot = VectorMeta {
             key: e.key,
             id: e.id,
             wing,

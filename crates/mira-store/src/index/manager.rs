@@ -6,7 +6,7 @@ use super::{
     Catalog, ExactIndex, Hit, HnswIndex, IndexEntry, IndexParams, Result, Scope, VectorIndex,
 };
 use crate::feed::{ChangeCursor, LiveRow};
-use crate::MemoryStore;
+use crate::Store;
 use chrono::{DateTime, Utc};
 use mira_core::memory::MemoryId;
 use std::collections::HashMap;
@@ -123,7 +123,7 @@ impl Gate {
 /// See the [module docs](super) for the design. `Send + Sync`; use it behind the `Arc` that
 /// [`VectorIndexManager::open`] returns, from blocking threads.
 pub struct VectorIndexManager {
-    store: Arc<dyn MemoryStore>,
+    store: Arc<dyn Store>,
     dir: PathBuf,
     params: IndexParams,
     me: Weak<VectorIndexManager>,
@@ -227,7 +227,7 @@ impl VectorIndexManager {
     /// skipped with a warning), then returns at once: a background thread loads the persisted
     /// graph if its files are intact and consistent with the database (patching small differences),
     /// or else builds it; searches scan exactly meanwhile.
-    pub fn open(store: Arc<dyn MemoryStore>, dir: &Path, params: IndexParams) -> Result<Arc<Self>> {
+    pub fn open(store: Arc<dyn Store>, dir: &Path, params: IndexParams) -> Result<Arc<Self>> {
         let started = Instant::now();
         // The feed's position is read before the rows: a change committed in between is
         // replayed by the first sync (replaying is idempotent).
@@ -591,9 +591,9 @@ impl VectorIndexManager {
 
     /// Brings the catalog, the exact index and the graph in step with the database: rows written,
     /// archived or deleted by this process or another one since the last call. Costs what the
-    /// store's [`MemoryStore::changes_since`] costs when nothing changed (no query on SQLite),
-    /// else one read of the changed rows (everything is reloaded when the log no longer reaches
-    /// back far enough).
+    /// store's [`ChangeFeed::changes_since`](crate::ChangeFeed::changes_since) costs when nothing
+    /// changed (no query on SQLite), else one read of the changed rows (everything is reloaded
+    /// when the log no longer reaches back far enough).
     pub fn sync_from_store(&self) -> Result<SyncReport> {
         let _m = lock(&self.mutation);
         let cursor = lock(&self.cursor).clone();

@@ -62,7 +62,7 @@ mod hnsw;
 mod manager;
 mod persist;
 
-pub use catalog::{day_text, Card, Catalog, CatalogRow};
+pub use catalog::Catalog;
 pub use exact::{unit_cosine, ExactIndex};
 pub use hnsw::HnswIndex;
 pub use manager::{IndexState, IndexView, SyncReport, VectorIndexManager};
@@ -192,9 +192,10 @@ pub trait VectorIndex: Send + Sync {
     }
 }
 
-/// Metadata of one indexed vector.
+/// Metadata of one indexed vector, kept at its position in the index (not `mira_core`'s
+/// asserted `Slot`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Slot {
+pub(crate) struct VectorMeta {
     pub key: u64,
     pub id: MemoryId,
     pub wing: u32,
@@ -251,14 +252,14 @@ pub(crate) struct Census {
 }
 
 impl Census {
-    pub fn add(&mut self, s: &Slot) {
+    pub fn add(&mut self, s: &VectorMeta) {
         for key in [(s.wing, None), (s.wing, Some(s.room))] {
             *self.by_wing_room.entry(key).or_default() += 1;
         }
         *self.by_room.entry(s.room).or_default() += 1;
     }
 
-    pub fn sub(&mut self, s: &Slot) {
+    pub fn sub(&mut self, s: &VectorMeta) {
         for key in [(s.wing, None), (s.wing, Some(s.room))] {
             if let Some(c) = self.by_wing_room.get_mut(&key) {
                 *c = c.saturating_sub(1);
@@ -291,7 +292,7 @@ impl Matcher {
         self.wing.is_none() && self.room.is_none()
     }
 
-    pub fn matches(&self, s: &Slot) -> bool {
+    pub fn matches(&self, s: &VectorMeta) -> bool {
         self.matches_labels(s.wing, s.room)
     }
 

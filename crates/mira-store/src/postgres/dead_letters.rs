@@ -18,7 +18,7 @@ fn from_row(r: &Row) -> Result<DeadLetter> {
     })
 }
 
-/// See [`crate::MemoryStore::add_dead_letter`].
+/// See [`crate::DeadLetterStore::add_dead_letter`].
 pub(super) fn add(store: &PgStore, d: &DeadLetter) -> Result<()> {
     store.read(|c| {
         c.execute(
@@ -40,7 +40,7 @@ pub(super) fn add(store: &PgStore, d: &DeadLetter) -> Result<()> {
     })
 }
 
-/// See [`crate::MemoryStore::dead_letters`].
+/// See [`crate::DeadLetterStore::dead_letters`].
 pub(super) fn list(store: &PgStore, limit: usize) -> Result<Vec<DeadLetter>> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     store.read(|c| {
@@ -54,7 +54,7 @@ pub(super) fn list(store: &PgStore, limit: usize) -> Result<Vec<DeadLetter>> {
     })
 }
 
-/// See [`crate::MemoryStore::dead_letter`].
+/// See [`crate::DeadLetterStore::dead_letter`].
 pub(super) fn get(store: &PgStore, id: &str) -> Result<Option<DeadLetter>> {
     store.read(|c| {
         c.query_opt(
@@ -67,7 +67,7 @@ pub(super) fn get(store: &PgStore, id: &str) -> Result<Option<DeadLetter>> {
     })
 }
 
-/// See [`crate::MemoryStore::dead_letter_count`].
+/// See [`crate::DeadLetterStore::dead_letter_count`].
 pub(super) fn count(store: &PgStore) -> Result<u64> {
     store.read(|c| {
         let n: i64 = c
@@ -77,12 +77,12 @@ pub(super) fn count(store: &PgStore) -> Result<u64> {
     })
 }
 
-/// See [`crate::MemoryStore::remove_dead_letter`].
+/// See [`crate::DeadLetterStore::remove_dead_letter`].
 pub(super) fn remove(store: &PgStore, id: &str) -> Result<bool> {
     store.read(|c| Ok(c.execute("DELETE FROM webhook_dead_letters WHERE id = $1", &[&id])? > 0))
 }
 
-/// See [`crate::MemoryStore::dead_letter_failed_again`].
+/// See [`crate::DeadLetterStore::dead_letter_failed_again`].
 pub(super) fn failed_again(
     store: &PgStore,
     id: &str,

@@ -61,7 +61,7 @@ fn cards(
 }
 
 impl PgStore {
-    /// See [`crate::MemoryStore::change_cursor`].
+    /// See [`crate::ChangeFeed::change_cursor`].
     pub(super) fn cursor_now(&self) -> Result<ChangeCursor> {
         let position = self.read(|c| {
             Ok(c.query_one(&format!("SELECT {WATERMARK}"), &[])?
@@ -74,7 +74,7 @@ impl PgStore {
         })
     }
 
-    /// See [`crate::MemoryStore::changes_since`].
+    /// See [`crate::ChangeFeed::changes_since`].
     pub(super) fn changes(&self, cursor: &ChangeCursor) -> Result<Option<Changes>> {
         let (watermark, trimmed, rows) = self.read(|c| {
             // One statement: one snapshot for the watermark and the rows.
@@ -130,7 +130,7 @@ impl PgStore {
         }))
     }
 
-    /// See [`crate::MemoryStore::live_rows`].
+    /// See [`crate::ChangeFeed::live_rows`].
     pub(super) fn all_live_rows(&self) -> Result<Vec<LiveRow>> {
         self.read(|c| {
             Ok(
@@ -142,7 +142,7 @@ impl PgStore {
         })
     }
 
-    /// See [`crate::MemoryStore::rows_at`].
+    /// See [`crate::ChangeFeed::rows_at`].
     pub(super) fn live_rows_at(&self, keys: &[u64]) -> Result<Vec<(u64, Option<LiveRow>)>> {
         if keys.is_empty() {
             return Ok(Vec::new());

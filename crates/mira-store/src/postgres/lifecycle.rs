@@ -41,7 +41,6 @@ pub(super) fn count_scope(c: &mut Client, scope: &DeleteScope) -> Result<DeleteC
         &format!(
             "SELECT (SELECT count(*) FROM causal_edges WHERE from_id IN ({sub}) OR to_id IN ({sub})),
                     (SELECT count(*) FROM tags WHERE memory_id IN ({sub})),
-                    (SELECT count(*) FROM overlap_cache WHERE id_a IN ({sub}) OR id_b IN ({sub})),
                     (SELECT COALESCE(sum(token_count), 0)::bigint FROM verbatims WHERE {cond})"
         ),
         &params,
@@ -51,8 +50,7 @@ pub(super) fn count_scope(c: &mut Client, scope: &DeleteScope) -> Result<DeleteC
         ids,
         edges: n(0)?,
         tags: n(1)?,
-        overlap_entries: n(2)?,
-        tokens: n(3)?,
+        tokens: n(2)?,
     })
 }
 
@@ -85,14 +83,7 @@ fn archivable(c: &mut Client, plan: &ArchivePlan) -> Result<Vec<(StoredMemory, A
 
 /// See [`crate::MemoryStore::archive`] with `dry_run`.
 pub(super) fn archive_preview(c: &mut Client, plan: &ArchivePlan) -> Result<ArchiveReport> {
-    let rows = archivable(c, plan)?;
-    let n: i64 = c
-        .query_one(
-            "SELECT count(*) FROM overlap_cache WHERE computed_at < $1",
-            &[&plan.overlap_expired_before_ms],
-        )?
-        .try_get(0)?;
-    Ok(ArchiveReport::of(rows, n.max(0) as u64))
+    Ok(ArchiveReport::of(archivable(c, plan)?))
 }
 
 /// See [`crate::MemoryStore::archive`].
@@ -106,11 +97,7 @@ pub(super) fn archive(c: &mut Client, plan: &ArchivePlan) -> Result<ArchiveRepor
     for (m, _) in &mut rows {
         m.memory.archived = true;
     }
-    let purged = c.execute(
-        "DELETE FROM overlap_cache WHERE computed_at < $1",
-        &[&plan.overlap_expired_before_ms],
-    )?;
-    Ok(ArchiveReport::of(rows, purged))
+    Ok(ArchiveReport::of(rows))
 }
 
 /// See [`crate::MemoryStore::unarchive`].

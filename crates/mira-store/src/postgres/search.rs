@@ -1,13 +1,13 @@
 //! PostgreSQL's own search: full text over the content and the day (`tsvector`, GIN,
 //! `ts_rank`), dense search with pgvector's HNSW index, both filtered by wing, room and
-//! archive state in the same query; and the overlap cache.
+//! archive state in the same query.
 
 use super::write::TEXT_SEARCH;
-use crate::model::{ordered, Scope};
+use crate::model::Scope;
 use crate::Result;
 use mira_core::memory::MemoryId;
 use postgres::GenericClient;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// Dimension of the `vector` column.
 pub(super) const DIM: usize = 384;
@@ -141,54 +141,4 @@ pub(super) fn dense_search(
         .iter()
         .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
         .collect::<std::result::Result<_, postgres::Error>>()?)
-}
-
-/// See [`crate::MemoryStore::overlap_get`].
-pub(super) fn overlap_get(
-    c: &mut impl GenericClient,
-    pairs: &[(MemoryId, MemoryId)],
-    fresh_after_ms: i64,
-) -> Result<HashMap<(MemoryId, MemoryId), f32>> {
-    let mut out = HashMap::new();
-    for &(a, b) in pairs {
-        let (x, y) = ordered(a, b);
-        let hit = c.query_opt(
-            "SELECT similarity FROM overlap_cache WHERE id_a = $1 AND id_b = $2 AND computed_at > $3",
-            &[&x, &y, &fresh_after_ms],
-        )?;
-        if let Some(r) = hit {
-            out.insert((a, b), r.try_get::<_, f64>(0)? as f32);
-        }
-    }
-    Ok(out)
-}
-
-/// See [`crate::MemoryStore::overlap_put`].
-pub(super) fn overlap_put(
-    c: &mut impl GenericClient,
-    values: &[((MemoryId, MemoryId), f32)],
-    now_ms: i64,
-    max_entries: u64,
-) -> Result<()> {
-    for &((a, b), s) in values {
-        let (x, y) = ordered(a, b);
-        c.execute(
-            "INSERT INTO overlap_cache (id_a, id_b, similarity, computed_at) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (id_a, id_b) DO UPDATE SET similarity = excluded.similarity,
-                 computed_at = excluded.computed_at",
-            &[&x, &y, &f64::from(s), &now_ms],
-        )?;
-    }
-    let n: i64 = c
-        .query_one("SELECT count(*) FROM overlap_cache", &[])?
-        .try_get(0)?;
-    let max = i64::try_from(max_entries).unwrap_or(i64::MAX);
-    if n > max {
-        c.execute(
-            "DELETE FROM overlap_cache WHERE (id_a, id_b) IN
-                (SELECT id_a, id_b FROM overlap_cache ORDER BY computed_at LIMIT $1)",
-            &[&(n - max)],
-        )?;
-    }
-    Ok(())
 }

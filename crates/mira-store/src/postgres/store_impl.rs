@@ -3,7 +3,9 @@
 //! store into one of them waits for its commit, then reads what it wrote.
 
 use super::{dead_letters, lifecycle, migrations, read, search, write, Conn, PgStore, TextRank};
-use crate::backend::{Database, MemoryReads, MemoryStore, StoreTx, Visit};
+use crate::backend::{
+    ChangeFeed, Database, DeadLetterStore, MemoryReads, MemoryStore, StoreTx, Visit,
+};
 use crate::feed::{ChangeCursor, Changes, LiveRow};
 use crate::lifecycle::{ArchivePlan, ArchiveReport, DeleteCounts, DeleteScope, TimelineQuery};
 use crate::model::{
@@ -245,27 +247,9 @@ impl MemoryStore for PgStore {
     ) -> Result<Option<Vec<(MemoryId, f32)>>> {
         self.read(|c| search::dense_search(c, query, limit, scope).map(Some))
     }
+}
 
-    fn overlap_get(
-        &self,
-        pairs: &[(MemoryId, MemoryId)],
-        fresh_after_ms: i64,
-    ) -> Result<HashMap<(MemoryId, MemoryId), f32>> {
-        self.read(|c| search::overlap_get(c, pairs, fresh_after_ms))
-    }
-
-    fn overlap_put(
-        &self,
-        values: &[((MemoryId, MemoryId), f32)],
-        now_ms: i64,
-        max_entries: u64,
-    ) -> Result<()> {
-        if values.is_empty() {
-            return Ok(());
-        }
-        self.write(|c| search::overlap_put(c, values, now_ms, max_entries))
-    }
-
+impl DeadLetterStore for PgStore {
     fn add_dead_letter(&self, d: &DeadLetter) -> Result<()> {
         dead_letters::add(self, d)
     }
@@ -295,7 +279,9 @@ impl MemoryStore for PgStore {
     ) -> Result<()> {
         dead_letters::failed_again(self, id, attempts, error, at_ms)
     }
+}
 
+impl ChangeFeed for PgStore {
     fn change_cursor(&self) -> Result<ChangeCursor> {
         self.cursor_now()
     }

@@ -3,8 +3,7 @@
 //! Every function runs inside the caller's transaction.
 
 use super::read::exists;
-use crate::index::day_text;
-use crate::model::{Edge, Link, NewMemory, Relation, RestoreOutcome};
+use crate::model::{day_text, Edge, Link, NewMemory, Relation, RestoreOutcome};
 use crate::{MemoryEdit, Result};
 use mira_core::allocate::ModeCosts;
 use mira_core::memory::{MemoryId, RelationType};

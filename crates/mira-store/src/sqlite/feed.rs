@@ -60,7 +60,7 @@ impl SqliteStore {
             .and_then(|c| c.query_row("PRAGMA data_version", [], |r| r.get(0)).ok())
     }
 
-    /// See [`crate::MemoryStore::change_cursor`].
+    /// See [`crate::ChangeFeed::change_cursor`].
     pub(super) fn cursor_now(&self) -> Result<ChangeCursor> {
         let probe = self.data_version();
         Ok(ChangeCursor {
@@ -70,7 +70,7 @@ impl SqliteStore {
         })
     }
 
-    /// See [`crate::MemoryStore::changes_since`].
+    /// See [`crate::ChangeFeed::changes_since`].
     pub(super) fn changes(&self, cursor: &ChangeCursor) -> Result<Option<Changes>> {
         let probe = self.data_version();
         if probe.is_some() && probe == cursor.probe {
@@ -105,7 +105,7 @@ impl SqliteStore {
         })
     }
 
-    /// See [`crate::MemoryStore::live_rows`].
+    /// See [`crate::ChangeFeed::live_rows`].
     pub(super) fn all_live_rows(&self) -> Result<Vec<LiveRow>> {
         self.read(|conn| {
             let mut stmt = conn.prepare(&format!(
@@ -120,7 +120,7 @@ impl SqliteStore {
         })
     }
 
-    /// See [`crate::MemoryStore::rows_at`].
+    /// See [`crate::ChangeFeed::rows_at`].
     pub(super) fn live_rows_at(&self, keys: &[u64]) -> Result<Vec<(u64, Option<LiveRow>)>> {
         let mut out = Vec::with_capacity(keys.len());
         for chunk in keys.chunks(500) {

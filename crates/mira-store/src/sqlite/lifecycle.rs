@@ -48,9 +48,6 @@ pub(super) fn count_scope(conn: &Connection, scope: &DeleteScope) -> Result<Dele
         tags: count(format!(
             "SELECT count(*) FROM tags WHERE memory_id IN ({sub})"
         ))?,
-        overlap_entries: count(format!(
-            "SELECT count(*) FROM overlap_cache WHERE id_a IN ({sub}) OR id_b IN ({sub})"
-        ))?,
         tokens: count(format!(
             "SELECT COALESCE(sum(token_count), 0) FROM verbatims WHERE {cond}"
         ))?,
@@ -95,13 +92,7 @@ fn archivable(conn: &Connection, plan: &ArchivePlan) -> Result<Vec<(StoredMemory
 
 /// See [`crate::MemoryStore::archive`] with `dry_run`.
 pub(super) fn archive_preview(conn: &Connection, plan: &ArchivePlan) -> Result<ArchiveReport> {
-    let rows = archivable(conn, plan)?;
-    let n: i64 = conn.query_row(
-        "SELECT count(*) FROM overlap_cache WHERE computed_at < ?1",
-        [plan.overlap_expired_before_ms],
-        |r| r.get(0),
-    )?;
-    Ok(ArchiveReport::of(rows, n.max(0) as u64))
+    Ok(ArchiveReport::of(archivable(conn, plan)?))
 }
 
 /// See [`crate::MemoryStore::archive`].
@@ -114,11 +105,7 @@ pub(super) fn archive(tx: &Connection, plan: &ArchivePlan) -> Result<ArchiveRepo
         stmt.execute(params![plan.now_ms, m.seq])?;
         m.memory.archived = true;
     }
-    let purged = tx.execute(
-        "DELETE FROM overlap_cache WHERE computed_at < ?1",
-        [plan.overlap_expired_before_ms],
-    )?;
-    Ok(ArchiveReport::of(rows, purged as u64))
+    Ok(ArchiveReport::of(rows))
 }
 
 /// See [`crate::MemoryStore::unarchive`].

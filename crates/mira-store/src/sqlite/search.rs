@@ -1,10 +1,10 @@
-//! SQLite's own search (FTS5's BM25 over the text and the day) and the overlap cache.
+//! SQLite's own search: FTS5's BM25 over the text and the day.
 
-use crate::model::{ordered, parse_id, Scope};
+use crate::model::{parse_id, Scope};
 use crate::Result;
 use mira_core::memory::MemoryId;
-use rusqlite::{params, Connection, OptionalExtension};
-use std::collections::{HashMap, HashSet};
+use rusqlite::{params, Connection};
+use std::collections::HashSet;
 
 /// Builds an FTS5 query from free text: each content word quoted (so punctuation and FTS
 /// operators in user text are inert), joined by OR. `None` when the text has no content word.
@@ -45,52 +45,4 @@ pub(super) fn lexical_search(
     rows.into_iter()
         .map(|(id, score)| Ok((parse_id(&id)?, -score)))
         .collect()
-}
-
-/// See [`crate::MemoryStore::overlap_get`].
-pub(super) fn overlap_get(
-    conn: &Connection,
-    pairs: &[(MemoryId, MemoryId)],
-    fresh_after_ms: i64,
-) -> Result<HashMap<(MemoryId, MemoryId), f32>> {
-    let mut out = HashMap::new();
-    let mut stmt = conn.prepare_cached(
-        "SELECT similarity FROM overlap_cache WHERE id_a = ?1 AND id_b = ?2 AND computed_at > ?3",
-    )?;
-    for &(a, b) in pairs {
-        let (x, y) = ordered(a, b);
-        let hit: Option<f64> = stmt
-            .query_row(params![x.to_string(), y.to_string(), fresh_after_ms], |r| {
-                r.get(0)
-            })
-            .optional()?;
-        if let Some(s) = hit {
-            out.insert((a, b), s as f32);
-        }
-    }
-    Ok(out)
-}
-
-/// See [`crate::MemoryStore::overlap_put`].
-pub(super) fn overlap_put(
-    tx: &Connection,
-    values: &[((MemoryId, MemoryId), f32)],
-    now_ms: i64,
-    max_entries: u64,
-) -> Result<()> {
-    let mut stmt = tx.prepare_cached(
-        "INSERT OR REPLACE INTO overlap_cache (id_a, id_b, similarity, computed_at) VALUES (?1, ?2, ?3, ?4)",
-    )?;
-    for &((a, b), s) in values {
-        let (x, y) = ordered(a, b);
-        stmt.execute(params![x.to_string(), y.to_string(), f64::from(s), now_ms])?;
-    }
-    let n: i64 = tx.query_row("SELECT count(*) FROM overlap_cache", [], |r| r.get(0))?;
-    if n as u64 > max_entries {
-        tx.execute(
-            "DELETE FROM overlap_cache WHERE rowid IN (SELECT rowid FROM overlap_cache ORDER BY computed_at LIMIT ?1)",
-            [n - max_entries as i64],
-        )?;
-    }
-    Ok(())
 }

@@ -3,7 +3,9 @@
 //! every process), so its wings are locked with everything else.
 
 use super::{dead_letters, lifecycle, migrations, read, search, write, SqliteStore};
-use crate::backend::{Database, MemoryReads, MemoryStore, StoreTx, Visit};
+use crate::backend::{
+    ChangeFeed, Database, DeadLetterStore, MemoryReads, MemoryStore, StoreTx, Visit,
+};
 use crate::feed::{ChangeCursor, Changes, LiveRow};
 use crate::lifecycle::{ArchivePlan, ArchiveReport, DeleteCounts, DeleteScope, TimelineQuery};
 use crate::model::{
@@ -259,27 +261,9 @@ impl MemoryStore for SqliteStore {
     ) -> Result<Option<Vec<(MemoryId, f32)>>> {
         Ok(None)
     }
+}
 
-    fn overlap_get(
-        &self,
-        pairs: &[(MemoryId, MemoryId)],
-        fresh_after_ms: i64,
-    ) -> Result<HashMap<(MemoryId, MemoryId), f32>> {
-        self.read(|c| search::overlap_get(c, pairs, fresh_after_ms))
-    }
-
-    fn overlap_put(
-        &self,
-        values: &[((MemoryId, MemoryId), f32)],
-        now_ms: i64,
-        max_entries: u64,
-    ) -> Result<()> {
-        if values.is_empty() {
-            return Ok(());
-        }
-        self.write(|tx| search::overlap_put(tx, values, now_ms, max_entries))
-    }
-
+impl DeadLetterStore for SqliteStore {
     fn add_dead_letter(&self, d: &DeadLetter) -> Result<()> {
         dead_letters::add(self, d)
     }
@@ -309,7 +293,9 @@ impl MemoryStore for SqliteStore {
     ) -> Result<()> {
         dead_letters::failed_again(self, id, attempts, error, at_ms)
     }
+}
 
+impl ChangeFeed for SqliteStore {
     fn change_cursor(&self) -> Result<ChangeCursor> {
         self.cursor_now()
     }

@@ -1,14 +1,14 @@
-//! Stores of both backends for the tests that hold for any [`MemoryStore`], and a maker of
+//! Stores of both backends for the tests that hold for any [`Store`], and a maker of
 //! memories to write in them.
 #![allow(dead_code)]
 
-use crate::pg_server::TestDatabase;
 use mira_core::fingerprint::extract;
 use mira_core::memory::{Memory, MemoryId, MemoryType};
 use mira_core::tags::{Tag, TagKind};
 use mira_store::{
-    Embedding, MemoryStore, NewMemory, PgOptions, PgStore, RowFacts, SqliteOptions, SqliteStore,
+    Embedding, NewMemory, PgOptions, PgStore, RowFacts, SqliteOptions, SqliteStore, Store,
 };
+use mira_testkit::pg::TestDatabase;
 use std::sync::Arc;
 
 /// The dimension of the embeddings written (PostgreSQL's column is `vector(384)`).
@@ -19,9 +19,9 @@ pub struct Backend {
     /// `sqlite` or `postgres`.
     pub name: &'static str,
     /// The store.
-    pub store: Arc<dyn MemoryStore>,
+    pub store: Arc<dyn Store>,
     /// Opens another handle on the same database (another process, as far as it can tell).
-    pub reopen: Box<dyn Fn() -> Arc<dyn MemoryStore>>,
+    pub reopen: Box<dyn Fn() -> Arc<dyn Store>>,
     _dir: tempfile::TempDir,
     _db: Option<TestDatabase>,
 }
@@ -30,7 +30,7 @@ pub struct Backend {
 pub fn sqlite() -> Backend {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mira.db");
-    let open = move || -> Arc<dyn MemoryStore> {
+    let open = move || -> Arc<dyn Store> {
         Arc::new(SqliteStore::open(&path, &SqliteOptions::default()).unwrap())
     };
     Backend {
@@ -50,7 +50,7 @@ pub fn postgres() -> Option<Backend> {
         pool_size: 4,
         ..PgOptions::default()
     };
-    let open = move || -> Arc<dyn MemoryStore> { Arc::new(PgStore::open(&opts).unwrap()) };
+    let open = move || -> Arc<dyn Store> { Arc::new(PgStore::open(&opts).unwrap()) };
     Some(Backend {
         name: "postgres",
         store: open(),
@@ -60,12 +60,30 @@ pub fn postgres() -> Option<Backend> {
     })
 }
 
-/// Runs `test` on a fresh store of each backend (PostgreSQL when a server can be had).
-pub fn each(test: impl Fn(&Backend)) {
-    for b in std::iter::once(sqlite()).chain(postgres()) {
-        eprintln!("backend: {}", b.name);
-        test(&b);
-    }
+/// A check of every store, as one test per backend named after it (`<name>::sqlite`,
+/// `<name>::postgres`), so that a failure names its backend; `$b` is the [`Backend`]. The
+/// PostgreSQL one passes without a server, except under CI (see `mira_testkit::pg`).
+macro_rules! backend_test {
+    (fn $name:ident($b:ident) $body:block) => {
+        mod $name {
+            use super::*;
+
+            #[test]
+            fn sqlite() {
+                let $b = &crate::backends::sqlite();
+                $body
+            }
+
+            #[test]
+            fn postgres() {
+                let Some(backend) = crate::backends::postgres() else {
+                    return;
+                };
+                let $b = &backend;
+                $body
+            }
+        }
+    };
 }
 
 /// A unit vector of [`DIM`] floats, different for each seed.

@@ -1,8 +1,9 @@
 //! What every [`MemoryStore`] does, checked on SQLite and on PostgreSQL: one transaction per
 //! write, the read model with its parts, exact restore, lexical search, the lifecycle, dead
-//! letters and the change feed.
+//! letters and the change feed. Each check is one test per backend (`<check>::sqlite`,
+//! `<check>::postgres`: see `backend_test!`).
 
-use crate::backends::{each, memory, vector, Backend};
+use crate::backends::{memory, vector, Backend};
 use mira_core::memory::{MemoryId, RelationType};
 use mira_store::index::{IndexParams, VectorIndexManager};
 use mira_store::{
@@ -17,9 +18,8 @@ const ALL: Parts = Parts {
     supersedes: true,
 };
 
-#[test]
-fn a_batch_is_one_transaction_and_reads_back_whole() {
-    each(|b| {
+backend_test! {
+    fn a_batch_is_one_transaction_and_reads_back_whole(b) {
         let s = &*b.store;
         let first = memory("The pool size is 10.", "w", 1_000, 1);
         s.insert_memory(&first).unwrap();
@@ -78,12 +78,11 @@ fn a_batch_is_one_transaction_and_reads_back_whole() {
             vec![update.memory.id]
         );
         assert_eq!(s.wings().unwrap(), vec!["w".to_string()]);
-    });
+    }
 }
 
-#[test]
-fn a_store_relates_inside_its_transaction() {
-    each(|b| {
+backend_test! {
+    fn a_store_relates_inside_its_transaction(b) {
         let s = &*b.store;
         let older = memory("I live in Paris.", "w", 1_000, 1);
         s.insert_memory(&older).unwrap();
@@ -108,12 +107,11 @@ fn a_store_relates_inside_its_transaction() {
         tx.insert(std::slice::from_ref(&newer)).unwrap();
         tx.commit().unwrap();
         assert!(s.contains(newer.memory.id).unwrap(), "{}", b.name);
-    });
+    }
 }
 
-#[test]
-fn relations_wait_for_both_ends_and_restore_exactly() {
-    each(|b| {
+backend_test! {
+    fn relations_wait_for_both_ends_and_restore_exactly(b) {
         let s = &*b.store;
         let (older, newer) = (memory("older", "w", 100, 1), memory("newer", "w", 200, 2));
         let (a, c) = (older.memory.id, newer.memory.id);
@@ -136,7 +134,8 @@ fn relations_wait_for_both_ends_and_restore_exactly() {
             .unwrap();
         assert_eq!(out.resolved, vec![true, true]);
         let mut rows = Vec::new();
-        let n = s
+        let memories: &dyn mira_store::MemoryStore = s;
+        let n = memories
             .export_memories(None, Parts::export(true), |m| {
                 rows.push(m);
                 Ok::<_, mira_store::StoreError>(())
@@ -175,12 +174,11 @@ fn relations_wait_for_both_ends_and_restore_exactly() {
             })
             .unwrap();
         assert_eq!((stopped, seen), (1, 1));
-    });
+    }
 }
 
-#[test]
-fn lexical_search_follows_writes_and_scopes_and_knows_the_day() {
-    each(|b| {
+backend_test! {
+    fn lexical_search_follows_writes_and_scopes_and_knows_the_day(b) {
         let s = &*b.store;
         let may = memory(
             "Kubernetes runs the staging cluster.",
@@ -228,7 +226,7 @@ fn lexical_search_follows_writes_and_scopes_and_knows_the_day() {
             ids("kubernetes", &Scope::all()).is_empty(),
             "deletes leave the index"
         );
-    });
+    }
 }
 
 #[test]
@@ -270,9 +268,8 @@ fn postgres_dense_search_is_cosine_ordered_and_scoped() {
     );
 }
 
-#[test]
-fn timeline_archive_unarchive_and_delete() {
-    each(|b| {
+backend_test! {
+    fn timeline_archive_unarchive_and_delete(b) {
         let s = &*b.store;
         let m: Vec<_> = (0..4)
             .map(|i| memory(&format!("fact number {i}"), "w", 1_000 * (i + 1), i as u64))
@@ -320,12 +317,11 @@ fn timeline_archive_unarchive_and_delete() {
         assert_eq!(preview.tags, 8);
         assert_eq!(s.delete(&DeleteScope::All).unwrap(), preview);
         assert_eq!(s.stats().unwrap().memories, 0);
-    });
+    }
 }
 
-#[test]
-fn counts_timeline_and_archive_keep_to_the_wings_asked() {
-    each(|b| {
+backend_test! {
+    fn counts_timeline_and_archive_keep_to_the_wings_asked(b) {
         let s = &*b.store;
         let m = [
             memory("alpha one", "a", 1_000, 1),
@@ -387,12 +383,11 @@ fn counts_timeline_and_archive_keep_to_the_wings_asked() {
         let archived = s.archive(&plan, false).unwrap().archived;
         assert_eq!(archived.len(), 1, "{}", b.name);
         assert_eq!(archived[0].0.id, m[2].memory.id);
-    });
+    }
 }
 
-#[test]
-fn pins_costs_and_edits() {
-    each(|b| {
+backend_test! {
+    fn pins_costs_and_edits(b) {
         let s = &*b.store;
         let m = memory("We use tabs.", "w", 1_000, 1);
         s.insert_memory(&m).unwrap();
@@ -425,12 +420,11 @@ fn pins_costs_and_edits() {
         );
         assert!(got.tags.is_empty() && got.facts.pinned);
         assert_eq!(got.facts.costs, Some(costs), "{}", b.name);
-    });
+    }
 }
 
-#[test]
-fn a_supersession_is_set_and_undone() {
-    each(|b| {
+backend_test! {
+    fn a_supersession_is_set_and_undone(b) {
         let s = &*b.store;
         let old = memory("We deploy with Ansible.", "w", 1_000, 1);
         let new = memory("We deploy with Terraform.", "w", 2_000, 2);
@@ -448,12 +442,11 @@ fn a_supersession_is_set_and_undone() {
         assert!(s.set_superseded_by(old.memory.id, None).unwrap());
         assert_eq!(by(old.memory.id), None, "{}", b.name);
         assert!(!s.set_superseded_by(MemoryId::new_v4(), None).unwrap());
-    });
+    }
 }
 
-#[test]
-fn dead_letters_add_list_fail_again_remove() {
-    each(|b| {
+backend_test! {
+    fn dead_letters_add_list_fail_again_remove(b) {
         let s = &*b.store;
         let letter = |id: &str, at| DeadLetter {
             id: id.into(),
@@ -485,36 +478,11 @@ fn dead_letters_add_list_fail_again_remove() {
         assert!(s.remove_dead_letter("a").unwrap());
         assert!(!s.remove_dead_letter("a").unwrap(), "{}", b.name);
         assert_eq!(s.dead_letter_count().unwrap(), 1);
-    });
+    }
 }
 
-#[test]
-fn the_overlap_cache_is_fresh_or_absent_and_bounded() {
-    each(|b| {
-        let s = &*b.store;
-        let m: Vec<_> = (0..3)
-            .map(|i| memory(&format!("m{i}"), "w", i, i as u64))
-            .collect();
-        s.insert_memories(&m).unwrap();
-        let (x, y, z) = (m[0].memory.id, m[1].memory.id, m[2].memory.id);
-        s.overlap_put(&[((y, x), 0.5), ((x, z), 0.25)], 100, 10)
-            .unwrap();
-        let got = s.overlap_get(&[(x, y), (x, z)], 50).unwrap();
-        assert_eq!((got[&(x, y)], got[&(x, z)]), (0.5, 0.25));
-        assert!(s.overlap_get(&[(x, y)], 100).unwrap().is_empty(), "stale");
-        s.overlap_put(&[((y, z), 0.75)], 200, 2).unwrap();
-        assert_eq!(
-            s.overlap_get(&[(x, y), (x, z), (y, z)], 0).unwrap().len(),
-            2,
-            "{}",
-            b.name
-        );
-    });
-}
-
-#[test]
-fn a_memory_without_an_embedding_is_listed_until_one_is_set() {
-    each(|b| {
+backend_test! {
+    fn a_memory_without_an_embedding_is_listed_until_one_is_set(b) {
         let store = &*b.store;
         let with = memory("The pool size is 10.", "w", 1_000, 1);
         let mut without = memory("Deploys happen on Tuesdays.", "w", 2_000, 2);
@@ -604,7 +572,7 @@ fn a_memory_without_an_embedding_is_listed_until_one_is_set() {
             "{}",
             b.name
         );
-    });
+    }
 }
 
 /// The catalog and vectors of one process follow what another process commits.
@@ -641,9 +609,10 @@ fn index_follows(b: &Backend) {
     assert!(mgr.search(&vector(7), 1, &Scope::all()).is_empty());
 }
 
-#[test]
-fn the_index_follows_other_processes() {
-    each(index_follows);
+backend_test! {
+    fn the_index_follows_other_processes(b) {
+        index_follows(b);
+    }
 }
 
 #[test]
@@ -703,9 +672,8 @@ fn postgres_stores_into_one_wing_take_turns() {
     assert!(started.elapsed() < std::time::Duration::from_secs(2));
 }
 
-#[test]
-fn the_source_is_stored_filtered_and_counted() {
-    each(|b| {
+backend_test! {
+    fn the_source_is_stored_filtered_and_counted(b) {
         let s = &*b.store;
         let stored = memory("We use sqlx for the ledger.", "w", 1_000, 1);
         let mut captured = memory("Request: add retries to the client.", "w", 2_000, 2);
@@ -752,5 +720,5 @@ fn the_source_is_stored_filtered_and_counted() {
         let stats = s.stats().unwrap();
         assert_eq!(stats.captures.get("w"), Some(&(1, 9_000)), "{}", b.name);
         assert_eq!(stats.captures.len(), 2);
-    });
+    }
 }

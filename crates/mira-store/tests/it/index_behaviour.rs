@@ -7,6 +7,7 @@ use mira_store::index::{
     ExactIndex, HnswIndex, IndexEntry, IndexParams, VectorIndex, VectorIndexManager,
 };
 use mira_store::{Scope, SqliteOptions, SqliteStore};
+use mira_testkit::Rng;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,24 +15,6 @@ use std::time::Duration;
 
 const DIM: usize = 64;
 const WAIT: Duration = Duration::from_secs(120);
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn gauss(&mut self) -> f32 {
-        let u = ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-        let v = ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-        ((-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()) as f32
-    }
-}
 
 fn normalise(mut v: Vec<f32>) -> Vec<f32> {
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -41,15 +24,15 @@ fn normalise(mut v: Vec<f32>) -> Vec<f32> {
 
 /// `n` vectors from a mixture of 40 centroids (sigma 1/sqrt(DIM)).
 fn clustered(n: usize, seed: u64) -> Vec<Vec<f32>> {
-    let mut r = Rng(1);
+    let mut r = Rng::new(1);
     let cents: Vec<Vec<f32>> = (0..40)
         .map(|_| normalise((0..DIM).map(|_| r.gauss()).collect()))
         .collect();
-    let mut r = Rng(seed);
+    let mut r = Rng::new(seed);
     let s = 1.0 / (DIM as f32).sqrt();
     (0..n)
         .map(|_| {
-            let c = &cents[(r.next() % 40) as usize];
+            let c = &cents[(r.next_u64() % 40) as usize];
             normalise(c.iter().map(|x| x + s * r.gauss()).collect())
         })
         .collect()

@@ -21,9 +21,9 @@ const CORPUS: usize = 6000;
 /// Queries (LoCoMo questions, never indexed).
 const QUERIES: usize = 400;
 
-/// The LoCoMo development set, `data/locomo-dev` of the project's data folder (`shared_dir`).
+/// The LoCoMo development set, `data/locomo-dev` of the project's data folder (`mira_testkit::shared_path`).
 fn data_dir() -> PathBuf {
-    crate::shared_dir::shared_path("data/locomo-dev")
+    mira_testkit::shared_path("data/locomo-dev")
 }
 
 /// `(corpus, queries)`: distinct texts in a fixed order.

@@ -4,11 +4,11 @@
     reason = "helpers unwrap like the tests (clippy.toml's allowance covers only #[test] functions)"
 )]
 
+#[macro_use]
 mod backends;
 mod conformance;
 mod index_behaviour;
 mod index_recall_real;
-mod pg_server;
+mod old_stores;
 mod pg_tls;
 mod repo;
-mod shared_dir;

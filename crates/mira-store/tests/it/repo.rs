@@ -3,6 +3,28 @@
 
 use mira_store::{MemoryStore, Scope, SqliteOptions, SqliteStore};
 
+/// A SQLite file at `path` with these migrations applied and recorded, as an earlier version
+/// (or another branch) left it.
+pub fn migrated_by<'a>(
+    path: &std::path::Path,
+    migrations: impl Iterator<Item = &'a mira_store::Migration>,
+) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;",
+    )
+    .unwrap();
+    for m in migrations {
+        conn.execute_batch(m.sql).unwrap();
+        conn.execute(
+            "INSERT INTO schema_version VALUES (?1, ?2, 0)",
+            rusqlite::params![m.version, m.name],
+        )
+        .unwrap();
+    }
+    conn
+}
+
 fn open(dir: &std::path::Path) -> SqliteStore {
     SqliteStore::open(&dir.join("mira.db"), &SqliteOptions::default()).unwrap()
 }
@@ -74,19 +96,10 @@ fn a_migration_missing_below_the_latest_applied_one_is_applied() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mira.db");
     {
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(
-            "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;",
-        )
-        .unwrap();
-        for m in mira_store::MIGRATIONS.iter().filter(|m| m.version != 4) {
-            conn.execute_batch(m.sql).unwrap();
-            conn.execute(
-                "INSERT INTO schema_version VALUES (?1, ?2, 0)",
-                rusqlite::params![m.version, m.name],
-            )
-            .unwrap();
-        }
+        let conn = migrated_by(
+            &path,
+            mira_store::MIGRATIONS.iter().filter(|m| m.version != 4),
+        );
         conn.execute_batch(
             "INSERT INTO verbatims (id, wing, room, memory_type, content, content_hash, token_count, created_at, stored_at)
              VALUES ('7f0c1d52-3a59-4d1e-9c43-0e2b3f0f6a11', 'w', 'facts', 'fact', 'Kubernetes runs staging.', 'h', 4, 1683554160000, 1683554160000);",

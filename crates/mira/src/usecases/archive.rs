@@ -2,8 +2,7 @@
 //! per-type age thresholds of the config, or by an explicit age or ids; dry run; un-archive.
 //!
 //! Archived memories leave recall and the vector index but stay loadable (and visible in the
-//! timeline with `include_archived`). An archive run also purges the overlap cache entries older
-//! than `overlap_cache.ttl_days`.
+//! timeline with `include_archived`).
 
 use super::access::Access;
 use super::timeline::{rfc3339, summary};
@@ -84,8 +83,6 @@ pub struct ArchiveOutcome {
     pub already_archived: Vec<MemoryId>,
     /// Sum of the T0 tokens of the archived memories (no longer in recall).
     pub tokens_freed: u64,
-    /// Expired overlap cache entries purged.
-    pub overlap_purged: u64,
 }
 
 /// What an un-archive did.
@@ -191,7 +188,6 @@ pub fn archive(app: &App, access: &Access, req: &ArchiveRequest) -> UseCaseResul
             .map(|(id, _)| *id)
             .collect(),
         now_ms: now.timestamp_millis(),
-        overlap_expired_before_ms: cutoff(now, app.config.overlap_cache.ttl_days),
     };
     let report = app.store.archive(&plan, req.dry_run)?;
     if !req.dry_run {
@@ -245,7 +241,6 @@ pub fn archive(app: &App, access: &Access, req: &ArchiveRequest) -> UseCaseResul
             .filter(|(_, archived)| *archived)
             .map(|(id, _)| *id)
             .collect(),
-        overlap_purged: report.overlap_purged,
     })
 }
 
@@ -348,12 +343,6 @@ pub fn render_text(o: &ArchiveOutcome) -> String {
     for id in &o.already_archived {
         let _ = writeln!(out, "Already archived: {}", short_id(*id));
     }
-    let _ = writeln!(
-        out,
-        "Expired overlap cache entries {}: {}",
-        if o.dry_run { "to purge" } else { "purged" },
-        o.overlap_purged
-    );
     out
 }
 

@@ -1,9 +1,9 @@
 //! The clear and forget use cases: permanent deletion of a scope (everything, a wing, a room)
 //! or of one memory, in one transaction, then removal from the vector index.
 //!
-//! Deleting a memory deletes its verbatim row; its fingerprint, embedding, tags, causal edges
-//! and overlap cache entries cascade, its FTS row goes with the delete trigger, and memories it
-//! superseded become current again. The persisted vector index is reconciled with SQLite at
+//! Deleting a memory deletes its verbatim row; its fingerprint, embedding, tags and causal
+//! edges cascade, its FTS row goes with the delete trigger, and memories it superseded become
+//! current again. The persisted vector index is reconciled with SQLite at
 //! start, so nothing deleted comes back after a restart.
 //!
 //! Forgetting one memory is its own use case (`mira_forget {id}`) rather than a scope of
@@ -189,8 +189,6 @@ pub struct ClearOutcome {
     pub edges: u64,
     /// Tags deleted.
     pub tags: u64,
-    /// Overlap cache entries deleted.
-    pub overlap_entries: u64,
     /// T0 tokens deleted.
     pub tokens: u64,
     /// The ids deleted.
@@ -258,7 +256,6 @@ pub fn clear(app: &App, access: &Access, req: &ClearRequest) -> UseCaseResult<Cl
         memories: c.ids.len() as u64,
         edges: c.edges,
         tags: c.tags,
-        overlap_entries: c.overlap_entries,
         tokens: c.tokens,
         ids: c.ids,
     })
@@ -351,14 +348,9 @@ pub fn render_text(o: &ClearOutcome) -> String {
         }
     };
     format!(
-        "{head}\nDeleted: {cleared}, {}, {}, {} ({}).\n",
+        "{head}\nDeleted: {cleared}, {}, {} ({}).\n",
         plural(o.edges, "causal edge", "causal edges"),
         plural(o.tags, "tag", "tags"),
-        plural(
-            o.overlap_entries,
-            "overlap cache entry",
-            "overlap cache entries"
-        ),
         plural(o.tokens, "token", "tokens")
     )
 }

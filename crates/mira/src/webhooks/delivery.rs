@@ -8,7 +8,7 @@ use crate::ops::{DeadLetterReason, Metrics};
 use anyhow::{Context, Result};
 use hmac::{Hmac, KeyInit, Mac};
 use mira_store::DeadLetter;
-use mira_store::MemoryStore;
+use mira_store::DeadLetterStore;
 use sha2::Sha256;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -87,7 +87,7 @@ impl RetryPolicy {
 
 /// Sends jobs: shared by the queue's workers and by `mira webhooks replay`.
 pub struct Courier {
-    store: Arc<dyn MemoryStore>,
+    store: Arc<dyn DeadLetterStore>,
     metrics: Arc<Metrics>,
     client: reqwest::blocking::Client,
     endpoints: Vec<(Endpoint, Breaker)>,
@@ -100,7 +100,7 @@ impl Courier {
     pub fn new(
         config: &WebhooksConfig,
         endpoints: Vec<Endpoint>,
-        store: Arc<dyn MemoryStore>,
+        store: Arc<dyn DeadLetterStore>,
         metrics: Arc<Metrics>,
     ) -> Result<Courier> {
         let policy = reqwest::redirect::Policy::custom(|attempt| {

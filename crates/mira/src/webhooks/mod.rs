@@ -21,7 +21,7 @@ use crate::config::WebhooksConfig;
 use crate::ops::{DeadLetterReason, Metrics};
 use anyhow::{Context, Result};
 use delivery::{Courier, Job};
-use mira_store::MemoryStore;
+use mira_store::DeadLetterStore;
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -47,7 +47,7 @@ impl Dispatcher {
     /// Validates the endpoints and starts the workers.
     pub fn start(
         config: &WebhooksConfig,
-        store: Arc<dyn MemoryStore>,
+        store: Arc<dyn DeadLetterStore>,
         metrics: Arc<Metrics>,
     ) -> Result<Dispatcher> {
         let eps = endpoints(config)?;

@@ -1,4 +1,4 @@
-//! The README's "Connect a client" (issue 34, items 1 and 7): every snippet there is read the way
+//! The README's "Connect a client": every snippet there is read the way
 //! its client reads it and then run. A `claude …` line goes through the shell as typed (quoting,
 //! `$HOME`) and its arguments through Claude Code's `claude mcp add` rules (variadic `-e`/`-H`,
 //! `--`); a JSON snippet must parse and name the server `mira`. What each one configures (a

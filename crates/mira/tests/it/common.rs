@@ -72,9 +72,9 @@ pub fn stdout(cmd: &mut assert_cmd::Command) -> String {
 }
 
 /// The LoCoMo development conversations, `data/locomo-dev` of the project's data folder
-/// (`shared_dir`).
+/// (`mira_testkit::shared_path`).
 pub fn locomo_dev_dir() -> std::path::PathBuf {
-    crate::shared_dir::shared_path("data/locomo-dev")
+    mira_testkit::shared_path("data/locomo-dev")
 }
 
 /// The stored embedding of memory `id` (it must exist and have one).
@@ -91,14 +91,29 @@ pub fn embedding(app: &App, id: mira_core::memory::MemoryId) -> Vec<f32> {
         .unwrap()
 }
 
+/// Stores `content` in `wing` through the store use case (type and room inferred); returns
+/// its id.
+pub fn put(app: &App, content: &str, wing: &str) -> mira_core::memory::MemoryId {
+    mira::usecases::store::store(
+        app,
+        &mira::usecases::access::Access::local(),
+        mira::usecases::store::StoreRequest {
+            content: content.into(),
+            wing: wing.into(),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+    .id
+}
+
 /// Runs raw SQL on the app's SQLite store in one write transaction (as another process or a
 /// bug could); returns the rows `sql` changed.
 pub fn sql(app: &App, sql: &str, params: impl rusqlite::Params) -> usize {
-    app.store
-        .as_sqlite()
-        .expect("a SQLite store")
-        .write(|tx| Ok(tx.execute(sql, params)?))
-        .unwrap()
+    let mira_store::Database::Sqlite(db) = app.store.database() else {
+        panic!("a SQLite store")
+    };
+    db.write(|tx| Ok(tx.execute(sql, params)?)).unwrap()
 }
 
 /// Inserts a causal edge `from → to` with SQL (as another process or a bug could).
@@ -111,13 +126,13 @@ pub fn edge(app: &App, from: mira_core::memory::MemoryId, to: mira_core::memory:
 }
 
 /// A fresh database for one test, on either backend: SQLite in a temporary directory, or a
-/// PostgreSQL database of its own on the test server (`pg_server`), its index files in the
+/// PostgreSQL database of its own on the test server (`mira_testkit::pg`), its index files in the
 /// temporary directory.
 pub struct Db {
     /// The storage directory (the SQLite file and the index files).
     pub dir: tempfile::TempDir,
     /// The PostgreSQL database, when on that backend (dropped with it).
-    pub pg: Option<crate::pg_server::TestDatabase>,
+    pub pg: Option<mira_testkit::pg::TestDatabase>,
 }
 
 impl Db {
@@ -133,7 +148,7 @@ impl Db {
     pub fn postgres() -> Option<Db> {
         Some(Db {
             dir: tempfile::tempdir().unwrap(),
-            pg: Some(crate::pg_server::TestDatabase::create()?),
+            pg: Some(mira_testkit::pg::TestDatabase::create()?),
         })
     }
 

@@ -10,6 +10,7 @@
 
 use crate::common::Db;
 use crate::mcp_common::{is_error, mira_command, serial, text, StdioClient};
+use mira_testkit::Rng;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::Path;
@@ -17,24 +18,6 @@ use std::time::{Duration, Instant};
 
 /// Store calls in flight at once, so that a kill usually lands in the middle of one.
 const IN_FLIGHT: usize = 3;
-
-/// A small seeded generator (SplitMix64): reproducible kill moments without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n`.
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
 
 fn env_u64(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
@@ -205,7 +188,7 @@ fn acknowledged_memories_survive_sigkill() {
 )]
 fn survive_kills(db: &Db, kills: u64) {
     let seed = env_u64("MIRA_CRASH_SEED", 0x5eed_2026);
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let file = db.dir.path().join("mira.db");
     let serve = || {
         let mut cmd = mira_command(db.dir.path(), &["serve"]);

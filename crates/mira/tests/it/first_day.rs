@@ -1,6 +1,5 @@
-//! The first day with an agent (issue 34, items 3, 4, 5 and 10): what a new user meets after
-//! the set-up, one test per item, through the binary (CLI, MCP over stdio, a terminal) and the
-//! recall use case. The memory page's links are in `ui_browser.rs`.
+//! The first day with an agent: what a new user meets after the set-up, one test per
+//! surprise, through the binary (CLI, MCP over stdio, a terminal) and the recall use case. The memory page's links are in `ui_browser.rs`.
 
 use crate::common::hash_app;
 use crate::first_hour::{as_new_user, git, run_ok};
@@ -80,7 +79,7 @@ fn has_uuid(s: &str) -> bool {
     re.is_match(s) || s.contains("T0:")
 }
 
-/// Item 3: inside a clone, `mira status` creates nothing and says where the first memory will
+/// Inside a clone, `mira status` creates nothing and says where the first memory will
 /// go, why, and how to choose another store; every command that reads or changes what is
 /// stored refuses with the path instead of creating an empty store; the first store creates
 /// it and status then names the reason.
@@ -361,7 +360,7 @@ fn the_block_marks_pins_keeps_them_and_gives_each_day_one_line() {
     assert!(refused > 0, "the smallest budgets should be refused");
 }
 
-/// Items 4 and 10 on the command line: headlines say what was decided and are cut between
+/// On the command line: headlines say what was decided and are cut between
 /// words; every human output prints short ids (that `load` takes), `--json` the UUIDs; a
 /// budget too small for any memory fails with the smallest one that works.
 #[test]
@@ -487,7 +486,7 @@ fn human_output_has_short_ids_and_whole_word_headlines() {
     assert!(!r["items"].as_array().unwrap().is_empty(), "{r}");
 }
 
-/// Item 5: a bug and its fix linked and unlinked by hand from the command line and over MCP;
+/// A bug and its fix linked and unlinked by hand from the command line and over MCP;
 /// links that make no sense refused with what to do; `mira forget` asks on a terminal and
 /// refuses to guess elsewhere.
 #[test]
@@ -611,7 +610,7 @@ fn links_are_made_and_removed_by_hand_and_forget_asks_first() {
     assert_eq!(mira(d, &["load", &b]).status.code(), Some(3));
 }
 
-/// Item 10: counts in words that agree with them, help summaries that are whole sentences, an
+/// Counts in words that agree with them, help summaries that are whole sentences, an
 /// import that counts only the links it wrote, the facts a store found, and numbers in JSON as
 /// they were computed.
 #[test]

@@ -1,6 +1,7 @@
-//! The first hour of a new user (issue 19): one test per trap of the issue, each spawning the
-//! binary with a fresh HOME (and a git repository where it matters). Items 3, 4, 6 and parts of
-//! 8 live in `cli.rs` (`the_reference_invocations_work`,
+//! The first hour of a new user: one test per trap a new user fell into, each spawning the
+//! binary with a fresh HOME (and a git repository where it matters). The reference's
+//! invocations, a bare `mira` on a terminal, closed pipes and logs off a terminal live in
+//! `cli.rs` (`the_reference_invocations_work`,
 //! `bare_mira_on_a_terminal_says_what_it_waits_for`,
 //! `import_refuses_one_json_document_and_export_ends_quietly_on_a_closed_pipe`,
 //! `a_closed_stdout_ends_a_command_quietly`, `logs_have_no_colour_codes_off_a_terminal`,
@@ -47,7 +48,7 @@ pub(crate) fn git(repo: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// Item 1: inside a git repository the CLI and a server started there (as Claude Code starts
+/// Inside a git repository the CLI and a server started there (as Claude Code starts
 /// it) use `<repo>/.mira/`, say so (status, the first log line, the MCP instructions and
 /// `mira_status`), and git does not see it.
 #[test]
@@ -85,7 +86,7 @@ fn a_project_store_is_named_everywhere_and_invisible_to_git() {
     assert!(client.close().0.success());
 }
 
-/// Item 2: the README installs the binary and every client snippet starts that binary.
+/// The README installs the binary and every client snippet starts that binary.
 #[test]
 fn the_readme_installs_mira_and_its_snippets_start_the_installed_binary() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -112,7 +113,7 @@ fn the_readme_installs_mira_and_its_snippets_start_the_installed_binary() {
     }
 }
 
-/// Item 5: two stdio servers side by side serve MCP and nothing else: no metrics port, no
+/// Two stdio servers side by side serve MCP and nothing else: no metrics port, no
 /// warning about one (other warnings of two servers sharing a store are not this test's).
 #[test]
 fn stdio_servers_bind_no_metrics_port_unless_asked() {
@@ -178,7 +179,7 @@ fn tiny_locomo(path: &Path) {
     std::fs::write(path, conv.to_string()).unwrap();
 }
 
-/// Item 7: on a terminal, import (LoCoMo turns, JSONL memories), eval (conversations and
+/// On a terminal, import (LoCoMo turns, JSONL memories), eval (conversations and
 /// questions), index rebuild and embed-missing draw bars with counts and an estimate; off a
 /// terminal they draw nothing.
 #[test]
@@ -264,7 +265,7 @@ fn status_json(dir: &Path, config: &Path) -> Value {
     serde_json::from_str(&run_ok(&mut mira_with(dir, config, &["status", "--json"]))).unwrap()
 }
 
-/// Item 9: with `embeddings.model_dir` an empty folder, stores are kept without a vector,
+/// With `embeddings.model_dir` an empty folder, stores are kept without a vector,
 /// recall answers by words with a notice (CLI and MCP), status counts what lacks a vector;
 /// `mira index embed-missing` with the model fills them, and so does the next server start.
 #[test]
@@ -402,7 +403,7 @@ fn without_the_model_memories_are_kept_and_recalled_by_their_words() {
     assert!(client.close().0.success());
 }
 
-/// Item 10: `embeddings.current_model` is retired (accepted with a warning), every embedding
+/// `embeddings.current_model` is retired (accepted with a warning), every embedding
 /// records the model that computed it, and an export naming the model in its older spelling
 /// imports without embedding anything again.
 #[test]
@@ -521,7 +522,7 @@ fn a_change_of_precision_re_embeds_the_older_vectors() {
     assert!(recalled.contains("PostgreSQL"), "{recalled}");
 }
 
-/// Item 11: `tools/list` stays small (it is read in every agent session) and still says what
+/// `tools/list` stays small (it is read in every agent session) and still says what
 /// an agent needs: when to call each tool, the id forms, the budget.
 #[test]
 fn the_tool_list_is_small_and_says_what_an_agent_needs() {

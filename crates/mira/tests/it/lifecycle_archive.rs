@@ -1,6 +1,6 @@
 //! The archive use case: thresholds (session notes after 30 days, debug logs after 7,
 //! decisions never), dry run, explicit age and ids, recall and index
-//! exclusion, un-archive, overlap cache purge.
+//! exclusion, un-archive.
 
 use crate::common;
 use crate::common::hash_app;
@@ -111,7 +111,7 @@ fn archived(app: &App, id: MemoryId) -> bool {
 }
 
 #[test]
-fn s13_thresholds_archive_old_notes_and_logs_but_keep_decisions() {
+fn thresholds_archive_old_notes_and_logs_but_keep_decisions() {
     let dir = tempfile::tempdir().unwrap();
     let app = hash_app(dir.path());
     let f = fixture(&app);
@@ -313,37 +313,14 @@ fn bad_requests_change_nothing() {
 }
 
 #[test]
-fn configured_thresholds_and_overlap_cache_ttl_apply() {
+fn configured_thresholds_apply() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = common::config_in(dir.path());
     cfg.archive_thresholds.decision = Some(365);
     cfg.archive_thresholds.session_note = None;
-    cfg.overlap_cache.ttl_days = 10;
     let app = App::open_with_embedder(cfg, std::sync::Arc::new(mira_embed::HashEmbedder::new(384)))
         .unwrap();
     let f = fixture(&app);
-    let now = Utc::now();
-    let old = (now - Duration::days(11)).timestamp_millis();
-    app.store
-        .overlap_put(&[((f.note.0, f.debug.0), 0.5)], old, 1000)
-        .unwrap();
-    app.store
-        .overlap_put(
-            &[((f.note.0, f.recent.0), 0.4)],
-            now.timestamp_millis(),
-            1000,
-        )
-        .unwrap();
-    let dry = archive(
-        &app,
-        &Access::local(),
-        &ArchiveRequest {
-            dry_run: true,
-            ..ArchiveRequest::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(dry.overlap_purged, 1);
     // The decision's threshold (set here past the config's validation) is not applied.
     let out = archive(&app, &Access::local(), &ArchiveRequest::default()).unwrap();
     let text = render_text(&out);
@@ -351,19 +328,11 @@ fn configured_thresholds_and_overlap_cache_ttl_apply() {
         text.starts_with("Archiving complete:\n- Debug logs > 7d: 1\n"),
         "{text}"
     );
-    assert!(
-        text.ends_with("Expired overlap cache entries purged: 1\n"),
-        "{text}"
-    );
+    assert!(!text.contains("overlap"), "{text}");
     assert_eq!(
         out.items.iter().map(|i| i.id).collect::<Vec<_>>(),
         vec![f.debug.0]
     );
-    let fresh = app
-        .store
-        .overlap_get(&[(f.note.0, f.recent.0), (f.note.0, f.debug.0)], 0)
-        .unwrap();
-    assert_eq!(fresh.len(), 1);
     assert!(!archived(&app, f.note.0));
 }
 

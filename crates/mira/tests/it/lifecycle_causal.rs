@@ -1,7 +1,7 @@
 //! The causal chain use case: a decision, what it triggered and a fix that resolves them,
 //! chained with the real model; depth bound, cycles, id forms.
 
-use crate::common::{app, edge, hash_app};
+use crate::common::{app, edge, hash_app, put};
 use chrono::{Duration, TimeZone, Utc};
 use mira::usecases::access::Access;
 use mira::usecases::causal::{causal_chain, render_text, CausalRequest};
@@ -12,20 +12,6 @@ use mira::App;
 use mira_core::memory::MemoryId;
 use mira_core::render::short_id;
 use mira_core::RelationType;
-
-fn put(app: &App, content: &str, wing: &str) -> MemoryId {
-    store(
-        app,
-        &Access::local(),
-        StoreRequest {
-            content: content.into(),
-            wing: wing.into(),
-            ..StoreRequest::default()
-        },
-    )
-    .unwrap()
-    .id
-}
 
 fn chain(
     app: &App,
@@ -46,7 +32,7 @@ fn chain(
 }
 
 #[test]
-fn s9_s10_follow_up_chain_with_the_real_model() {
+fn a_follow_up_chain_is_linked_with_the_real_model() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(dir.path());
     let a = put(

@@ -70,14 +70,6 @@ fn fixture(app: &App) -> [Mem; 4] {
     edge(app, m[0].id, m[1].id);
     edge(app, m[1].id, m[2].id);
     edge(app, m[2].id, m[3].id);
-    // Warm the overlap cache with a pair inside w1 and one across the wings.
-    app.store
-        .overlap_put(
-            &[((m[1].id, m[2].id), 0.3), ((m[2].id, m[3].id), 0.2)],
-            chrono::Utc::now().timestamp_millis(),
-            100,
-        )
-        .unwrap();
     // Persist the graph so that the files on disk still hold what is deleted next.
     app.index().unwrap().rebuild_blocking().unwrap();
     assert!(app.index().unwrap().save().unwrap());
@@ -291,14 +283,6 @@ fn room_then_wing_scope_clear_only_what_they_name_also_after_a_restart() {
     // The wing scope (the reference's `mode: room` without a room, which cleared nothing)
     // clears the whole wing.
     let tags_bc = tags_of(&app, b.id) + tags_of(&app, c.id);
-    // Recalls in `assert_gone` cache pairs too: count the entries that touch b or c.
-    let key = |x: MemoryId, y: MemoryId| if x <= y { (x, y) } else { (y, x) };
-    let overlaps_bc = app
-        .store
-        .overlap_get(&[key(b.id, c.id), key(b.id, d.id), key(c.id, d.id)], 0)
-        .unwrap()
-        .len() as u64;
-    assert!(overlaps_bc >= 2, "{overlaps_bc}");
     let scope = ClearScope::from_args(Some("room"), Some("w1"), None).unwrap();
     let out = clear(
         &app,
@@ -309,10 +293,7 @@ fn room_then_wing_scope_clear_only_what_they_name_also_after_a_restart() {
         },
     )
     .unwrap();
-    assert_eq!(
-        (out.memories, out.edges, out.tags, out.overlap_entries),
-        (2, 2, tags_bc, overlaps_bc)
-    );
+    assert_eq!((out.memories, out.edges, out.tags), (2, 2, tags_bc));
     assert!(render_text(&out).starts_with("Cleared 2 memories in wing 'w1' (all rooms).\n"));
     assert_gone(&app, &[&a, &b, &c], &[&d]);
     let stats = app.store.stats().unwrap();
@@ -372,7 +353,7 @@ fn clear_all_empties_the_store_and_new_memories_are_found_again() {
         },
     )
     .unwrap();
-    assert_eq!((out.memories, out.edges, out.overlap_entries), (4, 3, 2));
+    assert_eq!((out.memories, out.edges), (4, 3));
     assert!(render_text(&out).starts_with(
         "All memories have been permanently deleted.\nDeleted: 4 memories, 3 causal edges"
     ));
@@ -381,11 +362,6 @@ fn clear_all_empties_the_store_and_new_memories_are_found_again() {
         (stats.memories, stats.edges, stats.tags, stats.embeddings),
         (0, 0, 0, 0)
     );
-    assert!(app
-        .store
-        .overlap_get(&[(m[1].id, m[2].id), (m[2].id, m[3].id)], 0)
-        .unwrap()
-        .is_empty());
     let all: Vec<&Mem> = m.iter().collect();
     assert_gone(&app, &all, &[]);
     let json = serde_json::to_value(&out).unwrap();

@@ -34,16 +34,12 @@ mod newer_first;
 mod ops_http;
 mod output_schema;
 mod pg_connect;
-#[path = "../../../mira-store/tests/it/pg_server.rs"]
-mod pg_server;
 #[cfg(target_os = "linux")]
 mod privacy;
 mod recall_usecase;
 mod redaction;
 mod scoped_tokens;
 mod setup_script;
-#[path = "../../../mira-store/tests/it/shared_dir.rs"]
-mod shared_dir;
 mod soul_mcp;
 mod soul_status;
 mod store_usecase;

@@ -165,7 +165,7 @@ fn the_http_transport_can_require_a_token() {
     assert!(server.stop().success());
 }
 
-/// Issue 34, item 8, over HTTP: errors in HTTP terms (a malformed body gets 400 and advice about
+/// Over HTTP: errors in HTTP terms (a malformed body gets 400 and advice about
 /// the request body, not lines), requests for features mira does not offer get "method not
 /// found" without a warning in the log, and ending a session answers 204 (clients read 202 as
 /// a failure).

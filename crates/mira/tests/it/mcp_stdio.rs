@@ -714,7 +714,7 @@ fn history_keeps_its_dates_and_sessions() {
     assert_eq!(cli.status.code(), Some(2));
 }
 
-/// Issue 34, item 8, over stdio: a client probing prompts and resources (mira offers tools only)
+/// Over stdio: a client probing prompts and resources (mira offers tools only)
 /// gets "method not found", and the server's log (at its default level) stays quiet.
 #[test]
 fn probes_for_prompts_and_resources_get_method_not_found_quietly() {

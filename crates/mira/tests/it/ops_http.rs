@@ -298,8 +298,8 @@ fn serve_over_stdio_counts_tool_calls_on_metrics() {
 }
 
 /// `mira serve --http` with the default metrics settings: `/health…` and `/metrics` on its own
-/// port beside `/mcp`, counting the calls made there, and no second listener (issue 34, item
-/// 6: a second server on the machine logged "cannot listen on 127.0.0.1:9090").
+/// port beside `/mcp`, counting the calls made there, and no second listener (a second server
+/// on the machine used to log "cannot listen on 127.0.0.1:9090").
 #[test]
 fn serve_over_http_serves_metrics_on_its_own_port_and_nowhere_else() {
     let _serial = mcp_common::serial();

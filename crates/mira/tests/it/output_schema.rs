@@ -1,4 +1,4 @@
-//! Every tool declares an `outputSchema` (issue 34, item 8), and what it really returns as
+//! Every tool declares an `outputSchema`, and what it really returns as
 //! structured content validates against it: the real binary with SOUL on, every tool called in
 //! the forms that answer differently (a duplicate, links and supersession, an empty wing, pages,
 //! dry runs and restores, drift between models …). Clients of MCP 2025-06-18 (the official SDKs,

@@ -4,7 +4,7 @@
 //! attempt with the server's or the system's own words, not after the pool's retries.
 
 use crate::common;
-use crate::pg_server;
+use mira_testkit::pg as pg_server;
 use std::time::{Duration, Instant};
 
 /// `url` with `query` added to its parameters.

@@ -23,7 +23,7 @@ fn strace_available() -> bool {
         .is_ok_and(|o| o.status.success());
     if !ok {
         assert!(
-            !crate::pg_server::under_ci(),
+            !mira_testkit::under_ci(),
             "strace is missing: the privacy test needs it (.ci/run installs it: apt-get install strace)"
         );
         eprintln!("privacy test not run: strace is not installed (apt-get install strace)");

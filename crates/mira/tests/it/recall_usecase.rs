@@ -1,25 +1,11 @@
 //! The recall use case, driven through the crate API with the real model.
 
-use crate::common::{app, SEED};
+use crate::common::{app, put, SEED};
 use mira::usecases::access::Access;
 use mira::usecases::recall::{recall, RecallRequest};
 use mira::usecases::store::{store, StoreRequest};
 use mira::usecases::UseCaseError;
 use mira::App;
-
-fn put(app: &App, content: &str, wing: &str) -> uuid::Uuid {
-    store(
-        app,
-        &Access::local(),
-        StoreRequest {
-            content: content.into(),
-            wing: wing.into(),
-            ..StoreRequest::default()
-        },
-    )
-    .unwrap()
-    .id
-}
 
 fn ask(query: &str, wing: Option<&str>, budget: Option<i64>) -> RecallRequest {
     RecallRequest {

@@ -1,4 +1,4 @@
-//! `scripts/fetch-model.sh` on the platforms people run it on (issue 34, item 2): which machines
+//! `scripts/fetch-model.sh` on the platforms people run it on: which machines
 //! it accepts, given as the wheel tags pip would see there (`MIRA_FETCH_PLATFORM`,
 //! `MIRA_FETCH_PYTHON`), the library name it installs for each, the one line it answers
 //! elsewhere, before anything is downloaded; and `scripts/onnx-tools.txt` pins an onnxruntime

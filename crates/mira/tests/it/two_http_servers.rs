@@ -268,7 +268,7 @@ fn two_http_servers_on_postgres_lose_nothing_and_see_each_other() {
     two_servers(Duration::from_secs(5));
 }
 
-/// The 30-second run:
+/// The long run, 30 seconds of two servers on one PostgreSQL database:
 /// `cargo test -p mira --test it two_http_servers -- --ignored --nocapture`.
 #[test]
 #[ignore]

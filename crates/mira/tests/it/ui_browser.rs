@@ -61,7 +61,7 @@ pub(crate) fn browser_for(test: &str) -> Option<(PathBuf, PathBuf)> {
     let found = browser();
     if found.is_none() {
         assert!(
-            !crate::pg_server::under_ci(),
+            !mira_testkit::under_ci(),
             "Chromium is required under CI and could not be installed (scripts/browser.sh)"
         );
         eprintln!(

@@ -15,7 +15,7 @@ use mira_core::memory::MemoryId;
 use mira_core::rank::{self, Moments, RankParams, Standout};
 use mira_core::{expand, fusion};
 use mira_store::index::{unit_cosine, Catalog, IndexView, VectorIndexManager};
-use mira_store::{Backend, Database, Scope, TextRank};
+use mira_store::{Database, Scope, TextRank};
 use std::collections::HashSet;
 
 /// The query's embedding: cached; with expansion, the normalised mean of the variants'
@@ -140,7 +140,7 @@ fn database_dense_hits(
     index: &VectorIndexManager,
     input: &RankInput<'_>,
 ) -> Option<Vec<(MemoryId, f32)>> {
-    if input.qvec.is_empty() || app.store.backend() != Backend::Postgres {
+    if input.qvec.is_empty() {
         return None;
     }
     let n = index.view(|v| v.catalog().scope_size(&input.filter));

@@ -19,7 +19,7 @@ use crate::App;
 use anyhow::Context;
 use line::{Line, Parsed};
 use mira_core::memory::MemoryId;
-use mira_store::{Embedding, NewMemory, Parts, Relation};
+use mira_store::{Embedding, MemoryStore, NewMemory, Parts, Relation};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::io::{BufRead, Write};
@@ -42,17 +42,16 @@ pub fn export(
         access.check_read(w)?;
     }
     let mut written = 0;
-    let n = app
-        .store
-        .export_memories(wing, Parts::export(embeddings), |m| {
-            if !access.may_read(&m.memory.wing) {
-                return Ok(());
-            }
-            written += 1;
-            let line = Line::from_stored(m).map_err(anyhow::Error::msg)?;
-            writeln!(out, "{}", serde_json::to_string(&line)?)?;
-            Ok::<_, anyhow::Error>(())
-        });
+    let store: &dyn MemoryStore = &*app.store;
+    let n = store.export_memories(wing, Parts::export(embeddings), |m| {
+        if !access.may_read(&m.memory.wing) {
+            return Ok(());
+        }
+        written += 1;
+        let line = Line::from_stored(m).map_err(anyhow::Error::msg)?;
+        writeln!(out, "{}", serde_json::to_string(&line)?)?;
+        Ok::<_, anyhow::Error>(())
+    });
     let n = n.and_then(|_| Ok(out.flush().map(|_| written)?));
     n.map_err(|e| UseCaseError::Internal(e.context("export failed")))
 }

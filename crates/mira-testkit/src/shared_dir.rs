@@ -1,9 +1,6 @@
-//! Where the tests find the project's data folder (shared with `mira`'s and `mira-embed`'s
-//! tests by path): `$MIRA_SHARED_DIR` when set, else `shared` beside the checkout
+//! Where the tests find the project's data folder: `$MIRA_SHARED_DIR` when set, else `shared` beside the checkout
 //! (`<checkout>/../shared`). It holds `fixtures/` (the embedding model's reference vectors) and
 //! `data/` (the LoCoMo and LongMemEval development sets); it is not in the repository.
-#![allow(dead_code)]
-
 use std::path::PathBuf;
 
 /// `relative` inside the data folder; a test that needs it fails here, naming the path and how

@@ -1,10 +1,10 @@
-//! The PostgreSQL server of the tests (shared with `mira`'s tests by path): the one
+//! The PostgreSQL server of the tests: the one
 //! `MIRA_TEST_POSTGRES_URL` names, else the one `scripts/postgres.sh start` starts (once per
 //! test binary). Each test gets a database of its own, dropped when it ends. Tests that need
 //! PostgreSQL skip, saying why, only when no server can be had, and never under CI
 //! ([`under_ci`]): there a missing server fails them.
-#![allow(dead_code)]
 
+use crate::under_ci;
 use std::sync::OnceLock;
 
 /// The server's URL (its maintenance database), or `None` with the reason printed once.
@@ -67,7 +67,10 @@ impl TestDatabase {
         mira_store::PgStore::recreate_database(&server, &name)
             .unwrap_or_else(|e| panic!("cannot create a test database on {admin}: {e}"));
         Some(TestDatabase {
-            url: server.on_database(&name).unwrap().url,
+            url: server
+                .on_database(&name)
+                .unwrap_or_else(|e| panic!("the test server's URL {admin} names no database: {e}"))
+                .url,
             admin,
             name,
         })
@@ -82,10 +85,4 @@ impl Drop for TestDatabase {
         };
         let _ = mira_store::PgStore::drop_database(&server, &self.name);
     }
-}
-
-/// Whether the tests run under CI (`CI` set, and not to `false` or `0`): a part they need that
-/// is missing (PostgreSQL, Chromium, strace) then fails them instead of skipping them.
-pub fn under_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
