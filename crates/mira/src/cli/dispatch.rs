@@ -1,17 +1,15 @@
 //! The one dispatch of a parsed command line.
 
-use super::actions::EvalBench;
 use super::args::{Cli, Command};
 use super::input::read_text;
-use super::output::{print_json, use_case, write_stdout};
+use super::output::{emit, print_json, use_case, write_stdout};
 use super::stores::open;
 use crate::config::Config;
 use crate::serving::Exposure;
 use crate::usecases::access::Access;
-use crate::usecases::{self, store::StoreRequest};
+use crate::usecases::{self, archive, causal, clear, link, store::StoreRequest, timeline};
 use crate::App;
 use anyhow::Result;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Runs a parsed command line.
@@ -30,38 +28,34 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             with_soul,
             metrics,
             insecure_no_auth,
-        } => {
-            return super::serve::serve(
-                &cli,
-                http.as_ref().map(Option::as_deref),
-                *with_soul,
-                metrics.as_ref().map(Option::as_deref),
-                Exposure {
-                    insecure_no_auth: *insecure_no_auth,
-                },
-            )
-        }
+        } => super::serve::serve(
+            &cli,
+            http.as_ref().map(Option::as_deref),
+            *with_soul,
+            metrics.as_ref().map(Option::as_deref),
+            Exposure {
+                insecure_no_auth: *insecure_no_auth,
+            },
+        ),
         Command::Ui {
             addr,
             with_soul,
             insecure_no_auth,
-        } => {
-            return super::serve::browse(
-                &cli,
-                addr,
-                *with_soul,
-                Exposure {
-                    insecure_no_auth: *insecure_no_auth,
-                },
-            )
-        }
-        Command::Token { action } => return super::serve::token(action),
-        Command::Hook { action } => return crate::hooks::command(action, cli.config.as_deref()),
+        } => super::serve::browse(
+            &cli,
+            addr,
+            *with_soul,
+            Exposure {
+                insecure_no_auth: *insecure_no_auth,
+            },
+        ),
+        Command::Token { action } => super::serve::token(action),
+        Command::Hook { action } => crate::hooks::command(action, cli.config.as_deref()),
         Command::Soul {
             agent,
             json,
             action,
-        } => return super::soul::run_soul(&cli, agent.as_deref(), *json, action),
+        } => super::soul::run_soul(&cli, agent.as_deref(), *json, action),
         Command::Migrate => {
             let app = open(&cli)?;
             write_stdout(&format!(
@@ -69,6 +63,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 app.store.location(),
                 app.store.schema_version()?
             ));
+            Ok(ExitCode::SUCCESS)
         }
         Command::Status { json } => {
             let (config, source) = Config::load(cli.config.as_deref())?;
@@ -98,6 +93,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 write_stdout(&usecases::status::render_text(&status));
             }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Store {
             text,
@@ -142,6 +138,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 write_stdout(&usecases::store::render_text(&outcome));
             }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Recall {
             query,
@@ -183,69 +180,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     usecases::validate::wings_hint(&wings)
                 );
             }
+            Ok(ExitCode::SUCCESS)
         }
-        Command::Eval {
-            bench:
-                EvalBench::Locomo {
-                    paths,
-                    budget,
-                    max_questions,
-                    k,
-                    per_conversation,
-                    loco,
-                    no_embedding_cache,
-                    json,
-                    questions,
-                    text_ranks,
-                },
-        } => {
-            let (config, model) = super::measure::measuring(&cli, *budget)?;
-            let cache = super::measure::eval_cache(model, *no_embedding_cache);
-            let opts = crate::eval::EvalOptions {
-                paths: paths.clone(),
-                budget: *budget,
-                max_questions: *max_questions,
-                k: k.map(usize::from),
-                loco: *loco,
-                questions: questions.clone(),
-                text_ranks: *text_ranks,
-            };
-            let report = crate::eval::run(&config, cache.clone(), &opts)?;
-            if let Err(e) = cache.save() {
-                tracing::warn!("embedding cache not saved: {e}");
-            }
-            if *json {
-                print_json(&report)?;
-            } else {
-                write_stdout(&crate::eval::render_table(&report, *per_conversation));
-            }
-        }
-        Command::Eval {
-            bench:
-                EvalBench::Updates {
-                    path,
-                    budget,
-                    failures,
-                    no_embedding_cache,
-                    json,
-                },
-        } => {
-            let (config, model) = super::measure::measuring(&cli, *budget)?;
-            let cache = super::measure::eval_cache(model, *no_embedding_cache);
-            let opts = crate::eval::updates::UpdatesOptions {
-                path: path.clone(),
-                budget: *budget,
-            };
-            let report = crate::eval::updates::run(&config, cache.clone(), &opts)?;
-            if let Err(e) = cache.save() {
-                tracing::warn!("embedding cache not saved: {e}");
-            }
-            if *json {
-                print_json(&report)?;
-            } else {
-                write_stdout(&crate::eval::updates::render_table(&report, *failures));
-            }
-        }
+        Command::Eval { bench } => super::measure::eval(&cli, bench),
         Command::Bench {
             sizes,
             data,
@@ -253,30 +190,16 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             budget,
             cache_dir,
             json,
-        } => {
-            let (config, model) = super::measure::measuring(&cli, *budget)?;
-            let cache_dir = match cache_dir {
-                Some(d) => d.clone(),
-                None => std::env::var_os("HOME")
-                    .map(|h| PathBuf::from(h).join(".cache/mira/bench"))
-                    .ok_or_else(|| anyhow::anyhow!("HOME is not set: give --cache-dir DIR"))?,
-            };
-            let opts = crate::bench::BenchOptions {
-                sizes: sizes.clone(),
-                data: data.clone(),
-                queries: *queries as usize,
-                budget: *budget,
-                cache_dir,
-                hook_binary: std::env::current_exe().ok(),
-            };
-            let report = crate::bench::run(&config, model, &opts)?;
-            if *json {
-                print_json(&report)?;
-            } else {
-                write_stdout(&crate::bench::render_table(&report));
-            }
-        }
-        Command::Index { action } => return super::maintenance::run_index(&cli, action),
+        } => super::measure::bench(
+            &cli,
+            sizes,
+            data.as_ref(),
+            *queries,
+            *budget,
+            cache_dir.as_ref(),
+            *json,
+        ),
+        Command::Index { action } => super::maintenance::run_index(&cli, action),
         Command::Load { id, json } => {
             let app = existing_store!(&cli);
             let loaded = match use_case(usecases::load::load(&app, &Access::local(), id))? {
@@ -289,39 +212,269 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 let slot = usecases::load::replaced_slot(&app, &Access::local(), &loaded)?;
                 write_stdout(&usecases::load::render_text(&loaded, slot.as_deref()));
             }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Export {
             wing,
             embeddings,
             output,
-        } => {
-            return super::transfer::run_export(
-                &cli,
-                wing.as_deref(),
-                *embeddings,
-                output.as_deref(),
-            )
-        }
+        } => super::transfer::run_export(&cli, wing.as_deref(), *embeddings, output.as_deref()),
         Command::Import {
             file,
             format,
             wing,
             json,
-        } => return super::transfer::run_import(&cli, file, *format, wing.as_deref(), *json),
-        Command::Webhooks { action } => return super::maintenance::webhooks(&cli, action),
-        Command::Timeline { .. }
-        | Command::Causal { .. }
-        | Command::Archive { .. }
-        | Command::Restore { .. }
-        | Command::Clear { .. }
-        | Command::Forget { .. }
-        | Command::Link { .. }
-        | Command::Unlink { .. }
-        | Command::Pin { .. }
-        | Command::Supersede { .. }
-        | Command::Unpin { .. } => {
-            return super::lifecycle::run_lifecycle(&cli);
+        } => super::transfer::run_import(&cli, file, *format, wing.as_deref(), *json),
+        Command::Webhooks { action } => super::maintenance::webhooks(&cli, action),
+        Command::Timeline {
+            wing,
+            room,
+            memory_type,
+            since,
+            until,
+            limit,
+            cursor,
+            order,
+            include_archived,
+            include_superseded,
+            source,
+            pinned,
+            json,
+        } => {
+            let app = existing_store!(&cli);
+            let req = timeline::TimelineRequest {
+                wing: wing.clone(),
+                room: room.clone(),
+                memory_type: memory_type.clone(),
+                since: since.clone(),
+                until: until.clone(),
+                limit: *limit,
+                cursor: cursor.clone(),
+                order: order.clone(),
+                include_archived: *include_archived,
+                include_superseded: *include_superseded,
+                source: source.clone(),
+                pinned_only: *pinned,
+                now: None,
+            };
+            emit(
+                timeline::timeline(&app, &Access::local(), &req),
+                *json,
+                timeline::render_text,
+            )
+        }
+        Command::Causal {
+            id,
+            max_depth,
+            consequences,
+            json,
+        } => {
+            let app = existing_store!(&cli);
+            let req = causal::CausalRequest {
+                id: id.clone(),
+                max_depth: *max_depth,
+                include_consequences: *consequences,
+            };
+            emit(
+                causal::causal_chain(&app, &Access::local(), &req),
+                *json,
+                causal::render_text,
+            )
+        }
+        Command::Archive { restore, json, .. } if !restore.is_empty() => {
+            let app = existing_store!(&cli);
+            emit(
+                archive::unarchive(&app, &Access::local(), restore),
+                *json,
+                archive::render_unarchive_text,
+            )
+        }
+        Command::Restore { ids, json } => {
+            let app = existing_store!(&cli);
+            emit(
+                archive::unarchive(&app, &Access::local(), ids),
+                *json,
+                archive::render_unarchive_text,
+            )
+        }
+        Command::Archive {
+            older_than,
+            ids,
+            dry_run,
+            yes,
+            json,
+            ..
+        } => {
+            let app = existing_store!(&cli);
+            // Without arguments, the thresholds' archive is shown before it is done.
+            let ask_first = !*yes && older_than.is_none() && ids.is_empty();
+            let req = archive::ArchiveRequest {
+                older_than_days: *older_than,
+                ids: ids.clone(),
+                dry_run: *dry_run || ask_first,
+                now: None,
+            };
+            emit(
+                archive::archive(&app, &Access::local(), &req),
+                *json,
+                |o: &archive::ArchiveOutcome| {
+                    let mut text = archive::render_text(o);
+                    if ask_first && !*dry_run && !o.items.is_empty() {
+                        text.push_str("Run `mira archive --yes` to archive them.\n");
+                    }
+                    text
+                },
+            )
+        }
+        Command::Clear {
+            all,
+            wing,
+            room,
+            yes,
+            json,
+        } => {
+            let app = existing_store!(&cli);
+            let scope = match (all, wing, room) {
+                (true, _, _) => clear::ClearScope::All,
+                (false, Some(w), None) => clear::ClearScope::Wing { wing: w.clone() },
+                (false, Some(w), Some(r)) => clear::ClearScope::Room {
+                    wing: w.clone(),
+                    room: r.clone(),
+                },
+                (false, None, _) => anyhow::bail!("give --all or --wing WING"),
+            };
+            if !*yes {
+                // A preview is what was asked for, not an error.
+                return emit(
+                    clear::preview(&app, &scope),
+                    *json,
+                    clear::render_preview_text,
+                );
+            }
+            emit(
+                clear::clear(
+                    &app,
+                    &Access::local(),
+                    &clear::ClearRequest {
+                        scope,
+                        confirm: true,
+                    },
+                ),
+                *json,
+                clear::render_text,
+            )
+        }
+        Command::Forget { id, yes, json } => {
+            let app = existing_store!(&cli);
+            let what = match use_case(clear::forget_preview(&app, &Access::local(), id))? {
+                Ok(w) => w,
+                Err(code) => return Ok(code),
+            };
+            if !*yes {
+                if let Some(refused) = confirm_forget(&what, id)? {
+                    return Ok(refused);
+                }
+            }
+            emit(
+                clear::forget(&app, &Access::local(), &what.id.to_string()),
+                *json,
+                clear::render_forget_text,
+            )
+        }
+        Command::Link {
+            from,
+            to,
+            relation,
+            json,
+        } => {
+            let app = existing_store!(&cli);
+            let req = link::LinkRequest {
+                from: from.clone(),
+                to: to.clone(),
+                relation: relation.clone(),
+            };
+            emit(
+                link::link(&app, &Access::local(), &req),
+                *json,
+                link::render_link_text,
+            )
+        }
+        Command::Unlink {
+            a,
+            b,
+            relation,
+            json,
+        } => {
+            let app = existing_store!(&cli);
+            let req = link::LinkRequest {
+                from: a.clone(),
+                to: b.clone(),
+                relation: relation.clone(),
+            };
+            emit(
+                link::unlink(&app, &Access::local(), &req),
+                *json,
+                link::render_unlink_text,
+            )
+        }
+        Command::Supersede {
+            old,
+            new,
+            reason,
+            undo,
+            json,
+        } => {
+            let app = existing_store!(&cli);
+            emit(
+                usecases::supersede::supersede(
+                    &app,
+                    &Access::local(),
+                    &usecases::supersede::SupersedeRequest {
+                        old: old.clone(),
+                        new: new.clone(),
+                        reason: reason.clone(),
+                        undo: *undo,
+                    },
+                ),
+                *json,
+                usecases::supersede::render_text,
+            )
+        }
+        Command::Pin { id, json } | Command::Unpin { id, json } => {
+            let app = existing_store!(&cli);
+            let pinned = matches!(command, Command::Pin { .. });
+            emit(
+                usecases::pin::set_pinned(&app, &Access::local(), id, pinned),
+                *json,
+                usecases::pin::render_text,
+            )
         }
     }
-    Ok(ExitCode::SUCCESS)
+}
+
+/// Asks on the terminal whether to forget `what` (given as `raw_id`); off a terminal, says how
+/// to confirm instead. `None` when the user said yes; else the exit code: 2 off a terminal (the
+/// caller must add --yes), 1 when the answer was no. Nothing is deleted then.
+pub(super) fn confirm_forget(
+    what: &clear::ForgetOutcome,
+    raw_id: &str,
+) -> Result<Option<ExitCode>> {
+    use std::io::{BufRead as _, IsTerminal as _, Write as _};
+    let target = clear::render_forget_target(what);
+    if !std::io::stdin().is_terminal() {
+        eprintln!(
+            "error: nothing was deleted: `mira forget` asks before deleting {target} for good, and standard input is not a terminal; run `mira forget {raw_id} --yes` to confirm"
+        );
+        return Ok(Some(ExitCode::from(2)));
+    }
+    let mut err = std::io::stderr().lock();
+    write!(err, "Forget {target} for good? [y/N] ")?;
+    err.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        return Ok(None);
+    }
+    writeln!(err, "Nothing was deleted.")?;
+    Ok(Some(ExitCode::FAILURE))
 }

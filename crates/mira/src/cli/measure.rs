@@ -1,9 +1,14 @@
-//! What `mira eval` and `mira bench` share: the configuration, the model and the embedding cache.
+//! `mira eval` and `mira bench`, and what they share: the configuration, the model and the
+//! embedding cache.
 
+use super::actions::EvalBench;
 use super::args::Cli;
+use super::output::{print_json, write_stdout};
 use crate::config::Config;
 use crate::usecases;
 use anyhow::Result;
+use std::path::PathBuf;
+use std::process::ExitCode;
 
 /// The configuration and the real model for `mira eval` and `mira bench`, with `--budget`
 /// checked.
@@ -31,4 +36,102 @@ pub(super) fn eval_cache(
         .then(|| crate::eval::EmbeddingCache::default_path(model.model_name()))
         .flatten();
     std::sync::Arc::new(crate::eval::EmbeddingCache::open(model, path))
+}
+
+/// `mira eval …`: a benchmark's report as a table or JSON (the embedding cache saved after).
+pub(super) fn eval(cli: &Cli, bench: &EvalBench) -> Result<ExitCode> {
+    match bench {
+        EvalBench::Locomo {
+            paths,
+            budget,
+            max_questions,
+            k,
+            per_conversation,
+            loco,
+            no_embedding_cache,
+            json,
+            questions,
+            text_ranks,
+        } => {
+            let (config, model) = measuring(cli, *budget)?;
+            let cache = eval_cache(model, *no_embedding_cache);
+            let opts = crate::eval::EvalOptions {
+                paths: paths.clone(),
+                budget: *budget,
+                max_questions: *max_questions,
+                k: k.map(usize::from),
+                loco: *loco,
+                questions: questions.clone(),
+                text_ranks: *text_ranks,
+            };
+            let report = crate::eval::run(&config, cache.clone(), &opts)?;
+            if let Err(e) = cache.save() {
+                tracing::warn!("embedding cache not saved: {e}");
+            }
+            if *json {
+                print_json(&report)?;
+            } else {
+                write_stdout(&crate::eval::render_table(&report, *per_conversation));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        EvalBench::Updates {
+            path,
+            budget,
+            failures,
+            no_embedding_cache,
+            json,
+        } => {
+            let (config, model) = measuring(cli, *budget)?;
+            let cache = eval_cache(model, *no_embedding_cache);
+            let opts = crate::eval::updates::UpdatesOptions {
+                path: path.clone(),
+                budget: *budget,
+            };
+            let report = crate::eval::updates::run(&config, cache.clone(), &opts)?;
+            if let Err(e) = cache.save() {
+                tracing::warn!("embedding cache not saved: {e}");
+            }
+            if *json {
+                print_json(&report)?;
+            } else {
+                write_stdout(&crate::eval::updates::render_table(&report, *failures));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `mira bench`: the speed report of stores of each size.
+pub(super) fn bench(
+    cli: &Cli,
+    sizes: &[usize],
+    data: Option<&PathBuf>,
+    queries: u32,
+    budget: u32,
+    cache_dir: Option<&PathBuf>,
+    json: bool,
+) -> Result<ExitCode> {
+    let (config, model) = measuring(cli, budget)?;
+    let cache_dir = match cache_dir {
+        Some(d) => d.clone(),
+        None => std::env::var_os("HOME")
+            .map(|h| PathBuf::from(h).join(".cache/mira/bench"))
+            .ok_or_else(|| anyhow::anyhow!("HOME is not set: give --cache-dir DIR"))?,
+    };
+    let opts = crate::bench::BenchOptions {
+        sizes: sizes.to_vec(),
+        data: data.cloned(),
+        queries: queries as usize,
+        budget,
+        cache_dir,
+        hook_binary: std::env::current_exe().ok(),
+    };
+    let report = crate::bench::run(&config, model, &opts)?;
+    if json {
+        print_json(&report)?;
+    } else {
+        write_stdout(&crate::bench::render_table(&report));
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -8,7 +8,6 @@ pub mod args;
 pub mod argv;
 pub mod dispatch;
 mod input;
-mod lifecycle;
 mod maintenance;
 mod measure;
 mod output;
