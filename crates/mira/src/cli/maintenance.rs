@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 /// `mira webhooks …`; a replay that leaves letters undelivered exits 1.
 pub(super) fn webhooks(cli: &Cli, action: &WebhooksAction) -> Result<ExitCode> {
-    use crate::webhooks::replay;
+    use crate::usecases::replay;
     let app = existing_store!(cli);
     match action {
         WebhooksAction::DeadLetters { json } => {

@@ -8,10 +8,9 @@
 //! the dead-letter table, listed and replayed by `mira webhooks dead-letters` / `replay`.
 
 mod breaker;
-mod delivery;
-mod endpoint;
+pub(crate) mod delivery;
+pub(crate) mod endpoint;
 mod event;
-pub mod replay;
 
 pub use delivery::{signature, DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER};
 pub use endpoint::{endpoints, redact, Endpoint};
