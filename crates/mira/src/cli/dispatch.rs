@@ -2,7 +2,7 @@
 
 use super::args::{Cli, Command};
 use super::input::read_text;
-use super::output::{emit, print_json, use_case, write_stdout};
+use super::output::{print_json, print_outcome, use_case, write_stdout};
 use super::stores::open;
 use crate::config::Config;
 use crate::serving::Exposure;
@@ -257,7 +257,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 pinned_only: *pinned,
                 now: None,
             };
-            emit(
+            print_outcome(
                 timeline::timeline(&app, &Access::local(), &req),
                 *json,
                 timeline::render_text,
@@ -275,7 +275,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 max_depth: *max_depth,
                 include_consequences: *consequences,
             };
-            emit(
+            print_outcome(
                 causal::causal_chain(&app, &Access::local(), &req),
                 *json,
                 causal::render_text,
@@ -283,7 +283,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Archive { restore, json, .. } if !restore.is_empty() => {
             let app = existing_store!(&cli);
-            emit(
+            print_outcome(
                 archive::unarchive(&app, &Access::local(), restore),
                 *json,
                 archive::render_unarchive_text,
@@ -291,7 +291,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Restore { ids, json } => {
             let app = existing_store!(&cli);
-            emit(
+            print_outcome(
                 archive::unarchive(&app, &Access::local(), ids),
                 *json,
                 archive::render_unarchive_text,
@@ -314,7 +314,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 dry_run: *dry_run || ask_first,
                 now: None,
             };
-            emit(
+            print_outcome(
                 archive::archive(&app, &Access::local(), &req),
                 *json,
                 |o: &archive::ArchiveOutcome| {
@@ -345,13 +345,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             };
             if !*yes {
                 // A preview is what was asked for, not an error.
-                return emit(
+                return print_outcome(
                     clear::preview(&app, &scope),
                     *json,
                     clear::render_preview_text,
                 );
             }
-            emit(
+            print_outcome(
                 clear::clear(
                     &app,
                     &Access::local(),
@@ -375,7 +375,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     return Ok(refused);
                 }
             }
-            emit(
+            print_outcome(
                 clear::forget(&app, &Access::local(), &what.id.to_string()),
                 *json,
                 clear::render_forget_text,
@@ -393,7 +393,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 to: to.clone(),
                 relation: relation.clone(),
             };
-            emit(
+            print_outcome(
                 link::link(&app, &Access::local(), &req),
                 *json,
                 link::render_link_text,
@@ -411,7 +411,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 to: b.clone(),
                 relation: relation.clone(),
             };
-            emit(
+            print_outcome(
                 link::unlink(&app, &Access::local(), &req),
                 *json,
                 link::render_unlink_text,
@@ -425,7 +425,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             json,
         } => {
             let app = existing_store!(&cli);
-            emit(
+            print_outcome(
                 usecases::supersede::supersede(
                     &app,
                     &Access::local(),
@@ -443,7 +443,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Pin { id, json } | Command::Unpin { id, json } => {
             let app = existing_store!(&cli);
             let pinned = matches!(command, Command::Pin { .. });
-            emit(
+            print_outcome(
                 usecases::pin::set_pinned(&app, &Access::local(), id, pinned),
                 *json,
                 usecases::pin::render_text,

@@ -2,7 +2,7 @@
 
 use super::actions::{IndexAction, WebhooksAction};
 use super::args::Cli;
-use super::output::{emit, print_json, use_case, write_stdout};
+use super::output::{print_json, print_outcome, use_case, write_stdout};
 use super::transfer::persist_index;
 use crate::usecases;
 use anyhow::Result;
@@ -14,7 +14,7 @@ pub(super) fn webhooks(cli: &Cli, action: &WebhooksAction) -> Result<ExitCode> {
     let app = existing_store!(cli);
     match action {
         WebhooksAction::DeadLetters { json } => {
-            emit(replay::list(&app), *json, |l| replay::render_list(l))
+            print_outcome(replay::list(&app), *json, |l| replay::render_list(l))
         }
         WebhooksAction::Replay { id, json, .. } => {
             let results = match use_case(replay::replay(&app, id.as_deref()))? {

@@ -73,7 +73,7 @@ pub(super) fn in_cli_terms(message: &str) -> String {
 
 /// Prints a use case's outcome as JSON or as its text form; invalid input and unknown ids
 /// become exit codes 2 and 3.
-pub(super) fn emit<T: serde::Serialize>(
+pub(super) fn print_outcome<T: serde::Serialize>(
     r: Result<T, UseCaseError>,
     json: bool,
     text: impl FnOnce(&T) -> String,

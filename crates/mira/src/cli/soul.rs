@@ -3,7 +3,7 @@
 use super::actions::SoulAction;
 use super::args::Cli;
 use super::input::read_text;
-use super::output::emit;
+use super::output::print_outcome;
 use super::stores::open;
 use crate::usecases::{self, UseCaseError};
 use anyhow::Result;
@@ -63,7 +63,7 @@ pub(super) fn run_soul(
                     };
                     soul::capture(&app, &req)
                 });
-            emit(r, json, render::capture)
+            print_outcome(r, json, render::capture)
         }
         SoulAction::Recall { context, budget } => {
             let req = service::RecallRequest {
@@ -71,7 +71,7 @@ pub(super) fn run_soul(
                 context: context.clone(),
                 budget: *budget,
             };
-            emit(soul::recall(&app, &req), json, render::recall)
+            print_outcome(soul::recall(&app, &req), json, render::recall)
         }
         SoulAction::Drift { window, from, to } => {
             let req = service::DriftRequest {
@@ -80,21 +80,21 @@ pub(super) fn run_soul(
                 from_model: from.clone(),
                 to_model: to.clone(),
             };
-            emit(soul::drift(&app, &req), json, render::drift)
+            print_outcome(soul::drift(&app, &req), json, render::drift)
         }
         SoulAction::Swap { from, to } => {
-            emit(soul::swap(&app, &agent, from, to), json, render::swap)
+            print_outcome(soul::swap(&app, &agent, from, to), json, render::swap)
         }
-        SoulAction::Status => emit(soul::status(&app, &agent), json, render::status),
+        SoulAction::Status => print_outcome(soul::status(&app, &agent), json, render::status),
         SoulAction::History { limit } => {
-            emit(soul::history(&app, &agent, *limit), json, render::history)
+            print_outcome(soul::history(&app, &agent, *limit), json, render::history)
         }
-        SoulAction::Update { directive, reason } => emit(
+        SoulAction::Update { directive, reason } => print_outcome(
             soul::update(&app, &agent, directive, reason.as_deref()),
             json,
             render::edit,
         ),
-        SoulAction::Patch { patch, reason } => emit(
+        SoulAction::Patch { patch, reason } => print_outcome(
             json_arg("the patch", patch)
                 .and_then(|p| soul::patch(&app, &agent, &p, reason.as_deref())),
             json,

@@ -70,7 +70,7 @@ impl Dispatcher {
     }
 
     /// Queues `event` for every endpoint that wants it; a full queue dead-letters it.
-    pub fn emit(&self, event: &MemoryEvent) {
+    pub fn enqueue(&self, event: &MemoryEvent) {
         let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
         for (i, ep) in self.courier.endpoints().enumerate() {
             if !ep.wants(event.kind) {
