@@ -179,13 +179,7 @@ fn crate_graph(src: &Path) -> Graph {
     // that declares the item (`app`), not to the one that re-exports it.
     let mut reexports = BTreeMap::new();
     for (module, ast) in &parsed {
-        let mut uses = Uses {
-            graph: &graph,
-            module: module.clone(),
-            inline: Vec::new(),
-            aliases: HashMap::new(),
-            edges: BTreeMap::new(),
-        };
+        let mut uses = Uses::new(&graph, module.clone());
         for item in &ast.items {
             if let syn::Item::Use(u) = item {
                 if !matches!(u.vis, syn::Visibility::Inherited) && !is_test(&u.attrs) {
@@ -197,13 +191,7 @@ fn crate_graph(src: &Path) -> Graph {
     }
     graph.reexports = reexports;
     for (module, ast) in parsed {
-        let mut uses = Uses {
-            graph: &graph,
-            module: module.clone(),
-            inline: Vec::new(),
-            aliases: HashMap::new(),
-            edges: BTreeMap::new(),
-        };
+        let mut uses = Uses::new(&graph, module.clone());
         uses.visit_file(&ast);
         let mut paths = Paths { uses };
         paths.visit_file(&ast);
@@ -256,7 +244,18 @@ struct Uses<'g> {
     edges: BTreeMap<ModPath, String>,
 }
 
-impl Uses<'_> {
+impl<'g> Uses<'g> {
+    /// A visitor of `module`'s file, with nothing found yet.
+    fn new(graph: &'g Graph, module: ModPath) -> Self {
+        Uses {
+            graph,
+            module,
+            inline: Vec::new(),
+            aliases: HashMap::new(),
+            edges: BTreeMap::new(),
+        }
+    }
+
     /// The module the visitor is in, inline modules included.
     fn current(&self) -> ModPath {
         let mut m = self.module.clone();
