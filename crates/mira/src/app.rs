@@ -271,10 +271,10 @@ impl App {
 
     /// Sends webhook events (built by `events` only when webhooks are enabled). Never blocks
     /// nor fails: what cannot be queued is dead-lettered.
-    pub fn emit(&self, events: impl FnOnce() -> Vec<MemoryEvent>) {
+    pub fn notify_webhooks(&self, events: impl FnOnce() -> Vec<MemoryEvent>) {
         if let Some(w) = &self.webhooks {
             for e in events() {
-                w.emit(&e);
+                w.enqueue(&e);
             }
         }
     }

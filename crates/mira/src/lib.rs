@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod eval;
 pub mod hooks;
+pub mod locomo;
 pub mod logging;
 pub mod mcp;
 pub mod ops;

@@ -7,11 +7,11 @@ fn main() -> ExitCode {
     // Before any thread starts (setting the environment later races with readers of it), and
     // before the model's runtime library can load: nothing is recorded or sent.
     mira_embed::disable_telemetry();
-    let cli = mira::cli::Cli::parse_from(mira::cli::reference_compatible(
+    let cli = mira::cli::args::Cli::parse_from(mira::cli::argv::reference_compatible(
         std::env::args_os().collect(),
     ));
     mira::logging::init(cli.log.as_deref());
-    match mira::cli::run(cli) {
+    match mira::cli::dispatch::run(cli) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");

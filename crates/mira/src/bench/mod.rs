@@ -258,10 +258,10 @@ fn corpus(data: Option<&Path>) -> Result<(Vec<String>, Vec<String>)> {
     let Some(dir) = data else {
         return Ok(builtin_corpus());
     };
-    let files = crate::eval::files(dir)?;
+    let files = crate::locomo::files(dir)?;
     let (mut texts, mut questions) = (Vec::new(), Vec::new());
     for f in &files {
-        let conv = crate::eval::parse_conversation(f)?;
+        let conv = crate::locomo::parse_conversation(f)?;
         texts.extend(conv.turns.into_iter().map(|t| t.content));
         questions.extend(conv.questions.into_iter().map(|q| q.text));
     }
@@ -294,8 +294,8 @@ fn ingest_requests(data: Option<&Path>, builtin: &[String]) -> Result<Vec<StoreR
             })
             .collect());
     };
-    let first = crate::eval::files(dir)?.remove(0);
-    Ok(crate::eval::parse_conversation(&first)?.store_requests(WING))
+    let first = crate::locomo::files(dir)?.remove(0);
+    Ok(crate::locomo::parse_conversation(&first)?.store_requests(WING))
 }
 
 /// 2,400 notes an agent could store about a project, and questions about them.

@@ -7,7 +7,7 @@
 //! by the first appearance of one of their turns, a question scoring 1 when any of its evidence
 //! sessions is among the first k.
 
-use super::locomo::Turn;
+use crate::locomo::Turn;
 use crate::usecases::recall::RecalledItem;
 use chrono::{DateTime, Utc};
 use mira_core::memory::MemoryId;

@@ -16,15 +16,14 @@
 
 mod cache;
 mod loco;
-mod locomo;
 mod metrics;
 mod table;
 pub mod types;
 pub mod updates;
 
+use crate::locomo::{files, parse_conversation, Conversation, Question};
 pub use cache::EmbeddingCache;
 pub use loco::{grid, stages, GridPoint, HeldOut, LocoFold, LocoReport, StageGain};
-pub use locomo::{files, parse_conversation, parse_session_date, Conversation, Question, Turn};
 pub use metrics::{Metrics, FOREIGN};
 pub use table::render_table;
 

@@ -39,7 +39,7 @@ pub(super) enum Effect {
 
 /// The answer of a tool's handler, borrowing the calls it runs on.
 pub(super) type Handler =
-    for<'a> fn(&'a Calls, JsonObject) -> BoxFuture<'a, Result<CallToolResult, Failure>>;
+    for<'a> fn(&'a Calls, &'a Tool, JsonObject) -> BoxFuture<'a, Result<CallToolResult, Failure>>;
 
 /// One MCP tool, declared once.
 pub(super) struct Tool {
@@ -58,7 +58,9 @@ pub(super) struct Tool {
     pub effect: Effect,
     /// Whether calling it twice with the same arguments does no more than once.
     pub idempotent: bool,
-    /// Its handler.
+    /// Whether its use case embeds text: its calls wait for the model to load first.
+    pub needs_model: bool,
+    /// Its handler, which receives the tool it answers.
     pub handler: Handler,
 }
 
@@ -172,7 +174,7 @@ pub(super) async fn call(
     arguments: JsonObject,
 ) -> CallToolResult {
     let answer = match admitted(&calls.access, tool, family, &arguments) {
-        Ok(()) => (tool.handler)(calls, arguments).await,
+        Ok(()) => (tool.handler)(calls, tool, arguments).await,
         Err(refused) => Err(refused),
     };
     match answer {
@@ -333,9 +335,29 @@ impl Calls {
         }
     }
 
-    /// Runs a use case on the blocking pool within the time limit (after the model is loaded,
-    /// when it needs the model).
-    pub async fn run<T, F>(&self, needs_model: bool, f: F) -> Result<T, Failure>
+    /// Runs `tool`'s use case on the blocking pool within the time limit (after the model is
+    /// loaded, when the tool needs the model).
+    pub async fn run<T, F>(&self, tool: &Tool, f: F) -> Result<T, Failure>
+    where
+        T: Send + 'static,
+        F: FnOnce(&App) -> UseCaseResult<T> + Send + 'static,
+    {
+        self.within_limit(tool.needs_model, f).await
+    }
+
+    /// Runs a read a handler needs besides its use case (the wings for a hint, say), which
+    /// never waits for the model, within the time limit.
+    pub async fn query<T, F>(&self, f: F) -> Result<T, Failure>
+    where
+        T: Send + 'static,
+        F: FnOnce(&App) -> UseCaseResult<T> + Send + 'static,
+    {
+        self.within_limit(false, f).await
+    }
+
+    /// Runs `f` on the blocking pool within the time limit, after the model is loaded when
+    /// `needs_model`.
+    async fn within_limit<T, F>(&self, needs_model: bool, f: F) -> Result<T, Failure>
     where
         T: Send + 'static,
         F: FnOnce(&App) -> UseCaseResult<T> + Send + 'static,
@@ -361,7 +383,7 @@ impl Calls {
     /// outcome as structured content.
     pub async fn answer<T, F>(
         &self,
-        needs_model: bool,
+        tool: &Tool,
         f: F,
         text: fn(&T) -> String,
     ) -> Result<CallToolResult, Failure>
@@ -369,7 +391,7 @@ impl Calls {
         T: serde::Serialize + Send + 'static,
         F: FnOnce(&App) -> UseCaseResult<T> + Send + 'static,
     {
-        let outcome = self.run(needs_model, f).await?;
+        let outcome = self.run(tool, f).await?;
         Ok(success(text(&outcome), to_json(&outcome)))
     }
 }

@@ -70,7 +70,8 @@ pub(super) const TOOLS: &[Tool] = &[
         output: args::output_schema::<store::StoreOutcome>,
         effect: Effect::Writes,
         idempotent: true,
-        handler: |c, a| Box::pin(store(c, a)),
+        needs_model: true,
+        handler: |c, t, a| Box::pin(store(c, t, a)),
     },
     Tool {
         name: "mira_recall",
@@ -80,7 +81,8 @@ pub(super) const TOOLS: &[Tool] = &[
         output: args::output_schema::<recall::RecallOutcome>,
         effect: Effect::Reads,
         idempotent: true,
-        handler: |c, a| Box::pin(recall(c, a)),
+        needs_model: true,
+        handler: |c, t, a| Box::pin(recall(c, t, a)),
     },
     Tool {
         name: "mira_load",
@@ -90,7 +92,8 @@ pub(super) const TOOLS: &[Tool] = &[
         output: args::output_schema::<load::LoadedMemory<'static>>,
         effect: Effect::Reads,
         idempotent: true,
-        handler: |c, a| Box::pin(load(c, a)),
+        needs_model: false,
+        handler: |c, t, a| Box::pin(load(c, t, a)),
     },
     Tool {
         name: "mira_status",
@@ -100,7 +103,8 @@ pub(super) const TOOLS: &[Tool] = &[
         output: args::output_schema::<status::Status>,
         effect: Effect::Reads,
         idempotent: true,
-        handler: |c, a| Box::pin(status(c, a)),
+        needs_model: false,
+        handler: |c, t, a| Box::pin(status(c, t, a)),
     },
     Tool {
         name: "mira_timeline",
@@ -110,7 +114,8 @@ pub(super) const TOOLS: &[Tool] = &[
         output: args::output_schema::<timeline::TimelineOutcome>,
         effect: Effect::Reads,
         idempotent: true,
-        handler: |c, a| Box::pin(timeline(c, a)),
+        needs_model: false,
+        handler: |c, t, a| Box::pin(timeline(c, t, a)),
     },
     Tool {
         name: "mira_causal_chain",
@@ -120,7 +125,8 @@ pub(super) const TOOLS: &[Tool] = &[
         output: args::output_schema::<causal::CausalChain>,
         effect: Effect::Reads,
         idempotent: true,
-        handler: |c, a| Box::pin(causal_chain(c, a)),
+        needs_model: false,
+        handler: |c, t, a| Box::pin(causal_chain(c, t, a)),
     },
     Tool {
         name: "mira_supersede",
@@ -130,7 +136,8 @@ pub(super) const TOOLS: &[Tool] = &[
         output: args::output_schema::<supersede::SupersedeOutcome>,
         effect: Effect::Writes,
         idempotent: true,
-        handler: |c, a| Box::pin(supersede(c, a)),
+        needs_model: false,
+        handler: |c, t, a| Box::pin(supersede(c, t, a)),
     },
     Tool {
         name: "mira_link",
@@ -140,7 +147,8 @@ pub(super) const TOOLS: &[Tool] = &[
         output: args::output_schema::<link::LinkOutcome>,
         effect: Effect::Writes,
         idempotent: true,
-        handler: |c, a| Box::pin(link_memories(c, a)),
+        needs_model: false,
+        handler: |c, t, a| Box::pin(link_memories(c, t, a)),
     },
     Tool {
         name: "mira_unlink",
@@ -150,7 +158,8 @@ pub(super) const TOOLS: &[Tool] = &[
         output: args::output_schema::<link::UnlinkOutcome>,
         effect: Effect::Removes,
         idempotent: true,
-        handler: |c, a| Box::pin(unlink_memories(c, a)),
+        needs_model: false,
+        handler: |c, t, a| Box::pin(unlink_memories(c, t, a)),
     },
     Tool {
         name: "mira_archive",
@@ -160,7 +169,8 @@ pub(super) const TOOLS: &[Tool] = &[
         output: args::output_schema::<ArchiveAnswer>,
         effect: Effect::Removes,
         idempotent: true,
-        handler: |c, a| Box::pin(archive(c, a)),
+        needs_model: false,
+        handler: |c, t, a| Box::pin(archive(c, t, a)),
     },
     Tool {
         name: "mira_clear_memory",
@@ -170,7 +180,8 @@ pub(super) const TOOLS: &[Tool] = &[
         output: args::output_schema::<clear::ClearOutcome>,
         effect: Effect::Removes,
         idempotent: true,
-        handler: |c, a| Box::pin(clear(c, a)),
+        needs_model: false,
+        handler: |c, t, a| Box::pin(clear(c, t, a)),
     },
     Tool {
         name: "mira_forget",
@@ -180,7 +191,8 @@ pub(super) const TOOLS: &[Tool] = &[
         output: args::output_schema::<clear::ForgetOutcome>,
         effect: Effect::Removes,
         idempotent: true,
-        handler: |c, a| Box::pin(forget(c, a)),
+        needs_model: false,
+        handler: |c, t, a| Box::pin(forget(c, t, a)),
     },
 ];
 
@@ -231,7 +243,7 @@ impl MiraServer {
 /// The wings the caller may see.
 async fn visible_wings(c: &Calls) -> Result<Vec<String>, Failure> {
     let access = c.access().clone();
-    c.run(false, move |app| Ok(access.visible(app.store.wings()?)))
+    c.query(move |app| Ok(access.visible(app.store.wings()?)))
         .await
 }
 
@@ -251,8 +263,8 @@ async fn check_wing(c: &Calls, wing: &str) -> Result<(), Failure> {
     }
 }
 
-async fn store(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-    let a: StoreArgs = args::parse("mira_store", arguments).map_err(invalid)?;
+async fn store(c: &Calls, tool: &Tool, arguments: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: StoreArgs = args::parse(tool.name, arguments).map_err(invalid)?;
     let Some(content) = a.content else {
         return Err(invalid(
             "mira_store needs `content`: the text to remember, one self-contained statement (at most 64 KiB).",
@@ -284,15 +296,15 @@ async fn store(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failu
     };
     let access = c.access().clone();
     c.answer(
-        true,
+        tool,
         move |app| store::store(app, &access, req),
         store::render_text,
     )
     .await
 }
 
-async fn recall(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-    let a: RecallArgs = args::parse("mira_recall", arguments).map_err(invalid)?;
+async fn recall(c: &Calls, tool: &Tool, arguments: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: RecallArgs = args::parse(tool.name, arguments).map_err(invalid)?;
     let Some(query) = a.query else {
         return Err(invalid(
             "mira_recall needs `query`: what you are looking for, e.g. the task you are starting.",
@@ -321,7 +333,7 @@ async fn recall(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fail
     };
     let access = c.access().clone();
     let outcome = c
-        .run(true, move |app| recall::recall(app, &access, &req))
+        .run(tool, move |app| recall::recall(app, &access, &req))
         .await?;
     let mut result = success(outcome.text.clone(), to_json(&outcome));
     if let (true, Some(w)) = (outcome.items.is_empty(), &wing) {
@@ -336,8 +348,8 @@ async fn recall(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fail
     Ok(result)
 }
 
-async fn load(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-    let a: LoadArgs = args::parse("mira_load", arguments).map_err(invalid)?;
+async fn load(c: &Calls, tool: &Tool, arguments: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: LoadArgs = args::parse(tool.name, arguments).map_err(invalid)?;
     let Some(id) = args::non_blank(a.id) else {
         return Err(invalid(
             "mira_load needs `id`: a memory id as printed by mira_recall or mira_timeline (its short id, or the UUID).",
@@ -345,7 +357,7 @@ async fn load(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failur
     };
     let access = c.access().clone();
     let (loaded, slot) = c
-        .run(false, move |app| {
+        .run(tool, move |app| {
             let loaded = load::load(app, &access, &id)?;
             let slot = load::replaced_slot(app, &access, &loaded)?;
             Ok((loaded, slot))
@@ -357,19 +369,23 @@ async fn load(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failur
     ))
 }
 
-async fn status(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-    let _: StatusArgs = args::parse("mira_status", arguments).map_err(invalid)?;
+async fn status(c: &Calls, tool: &Tool, arguments: JsonObject) -> Result<CallToolResult, Failure> {
+    let _: StatusArgs = args::parse(tool.name, arguments).map_err(invalid)?;
     let access = c.access().clone();
     c.answer(
-        false,
+        tool,
         move |app| status::status(app, &access),
         status::render_text,
     )
     .await
 }
 
-async fn timeline(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-    let a: TimelineArgs = args::parse("mira_timeline", arguments).map_err(invalid)?;
+async fn timeline(
+    c: &Calls,
+    tool: &Tool,
+    arguments: JsonObject,
+) -> Result<CallToolResult, Failure> {
+    let a: TimelineArgs = args::parse(tool.name, arguments).map_err(invalid)?;
     let limit_hint = format!(
         "give 1 to {} (default {})",
         timeline::MAX_LIMIT,
@@ -398,15 +414,19 @@ async fn timeline(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fa
     };
     let access = c.access().clone();
     c.answer(
-        false,
+        tool,
         move |app| timeline::timeline(app, &access, &req),
         timeline::render_text,
     )
     .await
 }
 
-async fn causal_chain(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-    let a: CausalArgs = args::parse("mira_causal_chain", arguments).map_err(invalid)?;
+async fn causal_chain(
+    c: &Calls,
+    tool: &Tool,
+    arguments: JsonObject,
+) -> Result<CallToolResult, Failure> {
+    let a: CausalArgs = args::parse(tool.name, arguments).map_err(invalid)?;
     let Some(id) = args::non_blank(a.id) else {
         return Err(invalid(
             "mira_causal_chain needs `id`: a memory id as printed by mira_recall or mira_timeline (its short id, or the UUID).",
@@ -426,15 +446,15 @@ async fn causal_chain(c: &Calls, arguments: JsonObject) -> Result<CallToolResult
     };
     let access = c.access().clone();
     c.answer(
-        false,
+        tool,
         move |app| causal::causal_chain(app, &access, &req),
         causal::render_text,
     )
     .await
 }
 
-async fn archive(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-    let a: ArchiveArgs = args::parse("mira_archive", arguments).map_err(invalid)?;
+async fn archive(c: &Calls, tool: &Tool, arguments: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: ArchiveArgs = args::parse(tool.name, arguments).map_err(invalid)?;
     let restore = args::string_list("restore", a.restore.as_ref()).map_err(invalid)?;
     let days_hint = format!(
         "give a number of days from 1 to {}",
@@ -453,7 +473,7 @@ async fn archive(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fai
         }
         return c
             .answer(
-                false,
+                tool,
                 move |app| archive::unarchive(app, &access, &restore).map(ArchiveAnswer::Restored),
                 ArchiveAnswer::text,
             )
@@ -466,7 +486,7 @@ async fn archive(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fai
         now: None,
     };
     c.answer(
-        false,
+        tool,
         move |app| archive::archive(app, &access, &req).map(ArchiveAnswer::Archived),
         ArchiveAnswer::text,
     )
@@ -492,8 +512,8 @@ impl ArchiveAnswer {
     }
 }
 
-async fn clear(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-    let a: ClearArgs = args::parse("mira_clear_memory", arguments).map_err(invalid)?;
+async fn clear(c: &Calls, tool: &Tool, arguments: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: ClearArgs = args::parse(tool.name, arguments).map_err(invalid)?;
     let confirm = args::flag("confirm", a.confirm.as_ref()).map_err(invalid)?;
     // The wing is checked here, as in every tool, so that a refused name comes with the
     // existing wings.
@@ -505,15 +525,19 @@ async fn clear(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failu
     let req = clear::ClearRequest { scope, confirm };
     let access = c.access().clone();
     c.answer(
-        false,
+        tool,
         move |app| clear::clear(app, &access, &req),
         clear::render_text,
     )
     .await
 }
 
-async fn supersede(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-    let a: SupersedeArgs = args::parse("mira_supersede", arguments).map_err(invalid)?;
+async fn supersede(
+    c: &Calls,
+    tool: &Tool,
+    arguments: JsonObject,
+) -> Result<CallToolResult, Failure> {
+    let a: SupersedeArgs = args::parse(tool.name, arguments).map_err(invalid)?;
     let (Some(old), Some(new)) = (args::non_blank(a.old), args::non_blank(a.new)) else {
         return Err(invalid("mira_supersede needs `old` (the earlier memory that is no longer true) and `new` (the memory that replaces it): ids as printed by mira_store, mira_recall or mira_timeline."));
     };
@@ -525,21 +549,21 @@ async fn supersede(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, F
     };
     let access = c.access().clone();
     c.answer(
-        false,
+        tool,
         move |app| supersede::supersede(app, &access, &req),
         supersede::render_text,
     )
     .await
 }
 
-async fn forget(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-    let a: ForgetArgs = args::parse("mira_forget", arguments).map_err(invalid)?;
+async fn forget(c: &Calls, tool: &Tool, arguments: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: ForgetArgs = args::parse(tool.name, arguments).map_err(invalid)?;
     let Some(id) = args::non_blank(a.id) else {
         return Err(invalid("mira_forget needs `id`: the id of the memory to delete, as printed by mira_recall or mira_timeline."));
     };
     let access = c.access().clone();
     c.answer(
-        false,
+        tool,
         move |app| clear::forget(app, &access, &id),
         clear::render_forget_text,
     )
@@ -547,11 +571,12 @@ async fn forget(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Fail
 }
 
 /// The request of `mira_link` or `mira_unlink` (`tool`), both ids required.
-fn link_request(tool: &str, arguments: JsonObject) -> Result<link::LinkRequest, Failure> {
-    let a: LinkArgs = args::parse(tool, arguments).map_err(invalid)?;
+fn link_request(tool: &Tool, arguments: JsonObject) -> Result<link::LinkRequest, Failure> {
+    let a: LinkArgs = args::parse(tool.name, arguments).map_err(invalid)?;
     let (Some(from), Some(to)) = (args::non_blank(a.from), args::non_blank(a.to)) else {
         return Err(invalid(format!(
-            "{tool} needs `from` and `to`: the ids of the earlier memory (the cause) and of the later one, as printed by mira_recall or mira_timeline."
+            "{} needs `from` and `to`: the ids of the earlier memory (the cause) and of the later one, as printed by mira_recall or mira_timeline.",
+            tool.name
         )));
     };
     Ok(link::LinkRequest {
@@ -561,22 +586,30 @@ fn link_request(tool: &str, arguments: JsonObject) -> Result<link::LinkRequest, 
     })
 }
 
-async fn link_memories(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-    let req = link_request("mira_link", arguments)?;
+async fn link_memories(
+    c: &Calls,
+    tool: &Tool,
+    arguments: JsonObject,
+) -> Result<CallToolResult, Failure> {
+    let req = link_request(tool, arguments)?;
     let access = c.access().clone();
     c.answer(
-        false,
+        tool,
         move |app| link::link(app, &access, &req),
         link::render_link_text,
     )
     .await
 }
 
-async fn unlink_memories(c: &Calls, arguments: JsonObject) -> Result<CallToolResult, Failure> {
-    let req = link_request("mira_unlink", arguments)?;
+async fn unlink_memories(
+    c: &Calls,
+    tool: &Tool,
+    arguments: JsonObject,
+) -> Result<CallToolResult, Failure> {
+    let req = link_request(tool, arguments)?;
     let access = c.access().clone();
     c.answer(
-        false,
+        tool,
         move |app| link::unlink(app, &access, &req),
         link::render_unlink_text,
     )

@@ -244,7 +244,8 @@ const TOOLS: &[Tool] = &[
         output: args::output_schema::<service::CaptureOutcome>,
         effect: Effect::Writes,
         idempotent: false,
-        handler: |c, a| Box::pin(capture(c, a)),
+        needs_model: false,
+        handler: |c, t, a| Box::pin(capture(c, t, a)),
     },
     Tool {
         name: "soul_recall",
@@ -254,7 +255,8 @@ const TOOLS: &[Tool] = &[
         output: args::output_schema::<service::RecallOutcome>,
         effect: Effect::Reads,
         idempotent: true,
-        handler: |c, a| Box::pin(recall(c, a)),
+        needs_model: false,
+        handler: |c, t, a| Box::pin(recall(c, t, a)),
     },
     Tool {
         name: "soul_drift",
@@ -264,7 +266,8 @@ const TOOLS: &[Tool] = &[
         output: args::output_schema::<service::DriftOutcome>,
         effect: Effect::Reads,
         idempotent: true,
-        handler: |c, a| Box::pin(drift(c, a)),
+        needs_model: false,
+        handler: |c, t, a| Box::pin(drift(c, t, a)),
     },
     Tool {
         name: "soul_swap",
@@ -274,7 +277,8 @@ const TOOLS: &[Tool] = &[
         output: args::output_schema::<service::SwapOutcome>,
         effect: Effect::Writes,
         idempotent: false,
-        handler: |c, a| Box::pin(swap(c, a)),
+        needs_model: false,
+        handler: |c, t, a| Box::pin(swap(c, t, a)),
     },
     Tool {
         name: "soul_status",
@@ -284,7 +288,8 @@ const TOOLS: &[Tool] = &[
         output: args::output_schema::<service::StatusOutcome>,
         effect: Effect::Reads,
         idempotent: true,
-        handler: |c, a| Box::pin(status(c, a)),
+        needs_model: false,
+        handler: |c, t, a| Box::pin(status(c, t, a)),
     },
     Tool {
         name: "soul_history",
@@ -294,7 +299,8 @@ const TOOLS: &[Tool] = &[
         output: args::output_schema::<service::HistoryOutcome>,
         effect: Effect::Reads,
         idempotent: true,
-        handler: |c, a| Box::pin(history(c, a)),
+        needs_model: false,
+        handler: |c, t, a| Box::pin(history(c, t, a)),
     },
     Tool {
         name: "soul_update",
@@ -304,7 +310,8 @@ const TOOLS: &[Tool] = &[
         output: args::output_schema::<service::EditOutcome>,
         effect: Effect::Writes,
         idempotent: false,
-        handler: |c, a| Box::pin(update(c, a)),
+        needs_model: false,
+        handler: |c, t, a| Box::pin(update(c, t, a)),
     },
     Tool {
         name: "soul_patch",
@@ -314,7 +321,8 @@ const TOOLS: &[Tool] = &[
         output: args::output_schema::<service::EditOutcome>,
         effect: Effect::Writes,
         idempotent: false,
-        handler: |c, a| Box::pin(patch(c, a)),
+        needs_model: false,
+        handler: |c, t, a| Box::pin(patch(c, t, a)),
     },
 ];
 
@@ -337,8 +345,8 @@ where
     call::router(TOOLS, &SOUL)
 }
 
-async fn capture(c: &Calls, a: JsonObject) -> Result<CallToolResult, Failure> {
-    let a: CaptureArgs = args::parse("soul_capture", a).map_err(invalid)?;
+async fn capture(c: &Calls, tool: &Tool, a: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: CaptureArgs = args::parse(tool.name, a).map_err(invalid)?;
     let req = CaptureRequest {
         agent_id: a.agent_id.unwrap_or_default(),
         conversation: a.conversation.unwrap_or_default(),
@@ -346,12 +354,12 @@ async fn capture(c: &Calls, a: JsonObject) -> Result<CallToolResult, Failure> {
         session_id: a.session_id,
         behavioral_metrics: metrics(a.behavioral_metrics)?,
     };
-    c.answer(false, move |app| soul::capture(app, &req), render::capture)
+    c.answer(tool, move |app| soul::capture(app, &req), render::capture)
         .await
 }
 
-async fn recall(c: &Calls, a: JsonObject) -> Result<CallToolResult, Failure> {
-    let a: RecallArgs = args::parse("soul_recall", a).map_err(invalid)?;
+async fn recall(c: &Calls, tool: &Tool, a: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: RecallArgs = args::parse(tool.name, a).map_err(invalid)?;
     let hint = format!(
         "give a whole number of tokens from {} to {MAX_BUDGET}",
         mira_soul::prompt::MIN_BUDGET
@@ -361,12 +369,12 @@ async fn recall(c: &Calls, a: JsonObject) -> Result<CallToolResult, Failure> {
         context: a.context,
         budget: count("budget", a.budget.as_ref(), &hint)?,
     };
-    c.answer(false, move |app| soul::recall(app, &req), render::recall)
+    c.answer(tool, move |app| soul::recall(app, &req), render::recall)
         .await
 }
 
-async fn drift(c: &Calls, a: JsonObject) -> Result<CallToolResult, Failure> {
-    let a: DriftArgs = args::parse("soul_drift", a).map_err(invalid)?;
+async fn drift(c: &Calls, tool: &Tool, a: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: DriftArgs = args::parse(tool.name, a).map_err(invalid)?;
     let hint = format!("give a whole number from 1 to {MAX_WINDOW}");
     let req = DriftRequest {
         agent_id: a.agent_id.unwrap_or_default(),
@@ -374,61 +382,61 @@ async fn drift(c: &Calls, a: JsonObject) -> Result<CallToolResult, Failure> {
         from_model: a.from_model,
         to_model: a.to_model,
     };
-    c.answer(false, move |app| soul::drift(app, &req), render::drift)
+    c.answer(tool, move |app| soul::drift(app, &req), render::drift)
         .await
 }
 
-async fn swap(c: &Calls, a: JsonObject) -> Result<CallToolResult, Failure> {
-    let a: SwapArgs = args::parse("soul_swap", a).map_err(invalid)?;
+async fn swap(c: &Calls, tool: &Tool, a: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: SwapArgs = args::parse(tool.name, a).map_err(invalid)?;
     let (agent, from, to) = (
         a.agent_id.unwrap_or_default(),
         a.from_model.unwrap_or_default(),
         a.to_model.unwrap_or_default(),
     );
     c.answer(
-        false,
+        tool,
         move |app| soul::swap(app, &agent, &from, &to),
         render::swap,
     )
     .await
 }
 
-async fn status(c: &Calls, a: JsonObject) -> Result<CallToolResult, Failure> {
-    let a: StatusArgs = args::parse("soul_status", a).map_err(invalid)?;
+async fn status(c: &Calls, tool: &Tool, a: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: StatusArgs = args::parse(tool.name, a).map_err(invalid)?;
     let agent = a.agent_id.unwrap_or_default();
-    c.answer(false, move |app| soul::status(app, &agent), render::status)
+    c.answer(tool, move |app| soul::status(app, &agent), render::status)
         .await
 }
 
-async fn history(c: &Calls, a: JsonObject) -> Result<CallToolResult, Failure> {
-    let a: HistoryArgs = args::parse("soul_history", a).map_err(invalid)?;
+async fn history(c: &Calls, tool: &Tool, a: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: HistoryArgs = args::parse(tool.name, a).map_err(invalid)?;
     let hint = format!("give a whole number from 1 to {MAX_WINDOW}");
     let limit = count("limit", a.limit.as_ref(), &hint)?;
     let agent = a.agent_id.unwrap_or_default();
     c.answer(
-        false,
+        tool,
         move |app| soul::history(app, &agent, limit),
         render::history,
     )
     .await
 }
 
-async fn update(c: &Calls, a: JsonObject) -> Result<CallToolResult, Failure> {
-    let a: UpdateArgs = args::parse("soul_update", a).map_err(invalid)?;
+async fn update(c: &Calls, tool: &Tool, a: JsonObject) -> Result<CallToolResult, Failure> {
+    let a: UpdateArgs = args::parse(tool.name, a).map_err(invalid)?;
     let (agent, directive, reason) = (
         a.agent_id.unwrap_or_default(),
         a.directive.unwrap_or_default(),
         a.reason,
     );
     c.answer(
-        false,
+        tool,
         move |app| soul::update(app, &agent, &directive, reason.as_deref()),
         render::edit,
     )
     .await
 }
 
-async fn patch(c: &Calls, mut a: JsonObject) -> Result<CallToolResult, Failure> {
+async fn patch(c: &Calls, tool: &Tool, mut a: JsonObject) -> Result<CallToolResult, Failure> {
     let agent = take_string(&mut a, "agent_id")?.unwrap_or_default();
     let reason = take_string(&mut a, "reason")?;
     if let Some(Value::String(s)) = a.get("traits") {
@@ -440,9 +448,9 @@ async fn patch(c: &Calls, mut a: JsonObject) -> Result<CallToolResult, Failure> 
         })?;
         a.insert("traits".into(), parsed);
     }
-    let patch: Patch = args::parse("soul_patch", a).map_err(invalid)?;
+    let patch: Patch = args::parse(tool.name, a).map_err(invalid)?;
     c.answer(
-        false,
+        tool,
         move |app| soul::patch(app, &agent, &patch, reason.as_deref()),
         render::edit,
     )

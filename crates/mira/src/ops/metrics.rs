@@ -2,7 +2,6 @@
 //! collectors): tool calls, store, recall and embedding latency, index and memory gauges,
 //! budget utilisation and webhook deliveries.
 
-use crate::App;
 use anyhow::{Context, Result};
 use mira_embed::{EmbedError, Embedder};
 use prometheus::core::Collector;
@@ -10,6 +9,7 @@ use prometheus::{
     Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
     IntGaugeVec, Opts, Registry, TextEncoder,
 };
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -269,37 +269,43 @@ impl Metrics {
         }
     }
 
-    /// The text exposition, with the gauges refreshed from `app` (blocking: reads SQLite).
-    pub fn render(&self, app: &App) -> Result<String> {
-        let st = app.index()?.state();
-        self.index_vectors.set(st.size as i64);
-        let state = if st.building {
-            "building"
-        } else if st.ready || st.size < st.params.exact_threshold {
-            "ready"
-        } else {
-            "exact"
-        };
+    /// The text exposition, with the gauges set from `gauges`.
+    pub fn render(&self, gauges: &Gauges) -> Result<String> {
+        self.index_vectors
+            .set(i64::try_from(gauges.index_vectors).unwrap_or(i64::MAX));
         for s in ["ready", "building", "exact"] {
             self.index_state
                 .with_label_values(&[s])
-                .set(i64::from(s == state));
+                .set(i64::from(s == gauges.index_state));
         }
-        let stats = app.store.stats()?;
         for t in mira_core::memory::MemoryType::ALL {
-            let n = stats.by_type.get(t.as_str()).copied().unwrap_or(0);
+            let n = gauges.memories.get(t.as_str()).copied().unwrap_or(0);
             self.memories
                 .with_label_values(&[t.as_str()])
                 .set(i64::try_from(n).unwrap_or(i64::MAX));
         }
         self.webhook_dead_letters_pending
-            .set(i64::try_from(app.store.dead_letter_count()?).unwrap_or(i64::MAX));
+            .set(i64::try_from(gauges.dead_letters).unwrap_or(i64::MAX));
         let mut out = Vec::new();
         TextEncoder::new()
             .encode(&self.registry.gather(), &mut out)
             .context("cannot encode the metrics")?;
         String::from_utf8(out).context("the metrics are not UTF-8")
     }
+}
+
+/// What the gauges show, gathered from the store and the index when `/metrics` is read (by
+/// [`super::gauges`]).
+#[derive(Debug, Clone, Default)]
+pub struct Gauges {
+    /// Vectors in the index.
+    pub index_vectors: usize,
+    /// The index's state: `ready`, `building` or `exact`.
+    pub index_state: &'static str,
+    /// Memories of each type, by the type's name.
+    pub memories: BTreeMap<String, u64>,
+    /// Webhook events in the dead-letter table.
+    pub dead_letters: u64,
 }
 
 /// An embedder that records each batch's latency and size.

@@ -5,5 +5,5 @@ pub mod health;
 pub mod metrics;
 mod server;
 
-pub use metrics::{DeadLetterReason, Metrics, TimedEmbedder};
-pub use server::{beside_mcp, OpsServer};
+pub use metrics::{DeadLetterReason, Gauges, Metrics, TimedEmbedder};
+pub use server::{beside_mcp, gauges, OpsServer};

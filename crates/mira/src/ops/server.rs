@@ -5,6 +5,7 @@
 //! is still opening).
 
 use super::health;
+use super::metrics::Gauges;
 use crate::bearer::Credentials;
 use crate::config::MetricsConfig;
 use crate::serving::{Exposure, Listener};
@@ -208,6 +209,24 @@ async fn ready(State(slot): State<Slot>) -> Response {
     }
 }
 
+/// The gauges of `app` now (blocking: reads the store).
+pub fn gauges(app: &App) -> Result<Gauges> {
+    let st = app.index()?.state();
+    let index_state = if st.building {
+        "building"
+    } else if st.ready || st.size < st.params.exact_threshold {
+        "ready"
+    } else {
+        "exact"
+    };
+    Ok(Gauges {
+        index_vectors: st.size,
+        index_state,
+        memories: app.store.stats()?.by_type,
+        dead_letters: app.store.dead_letter_count()?,
+    })
+}
+
 async fn metrics(State(slot): State<Slot>) -> Response {
     let Some(app) = slot.get().cloned() else {
         return (
@@ -216,7 +235,7 @@ async fn metrics(State(slot): State<Slot>) -> Response {
         )
             .into_response();
     };
-    match blocking(app, |a| a.metrics.render(a)).await {
+    match blocking(app, |a| a.metrics.render(&gauges(a)?)).await {
         Ok(Ok(text)) => (
             StatusCode::OK,
             [(

@@ -195,7 +195,7 @@ pub fn archive(app: &App, access: &Access, req: &ArchiveRequest) -> UseCaseResul
             access.audit(&format!("archived {} memories", report.archived.len()));
         }
         app.sync_index();
-        app.emit(|| {
+        app.notify_webhooks(|| {
             report
                 .archived
                 .iter()

@@ -240,7 +240,7 @@ pub fn clear(app: &App, access: &Access, req: &ClearRequest) -> UseCaseResult<Cl
         scope.describe(),
         c.ids.len()
     ));
-    app.emit(|| {
+    app.notify_webhooks(|| {
         let (wing, room) = match &scope {
             ClearScope::All => (None, None),
             ClearScope::Wing { wing } => (Some(wing.as_str()), None),
@@ -322,7 +322,7 @@ pub fn forget(app: &App, access: &Access, raw_id: &str) -> UseCaseResult<ForgetO
         return Err(not_forgettable(m.id));
     }
     access.audit(&format!("forgot memory {} of wing '{}'", m.id, m.wing));
-    app.emit(|| vec![MemoryEvent::about(EventKind::Cleared, &m)]);
+    app.notify_webhooks(|| vec![MemoryEvent::about(EventKind::Cleared, &m)]);
     Ok(forgotten(&m, &c))
 }
 

@@ -12,6 +12,7 @@ pub mod link;
 pub mod load;
 pub mod pin;
 pub mod recall;
+pub mod replay;
 pub mod soul;
 pub mod status;
 pub mod store;

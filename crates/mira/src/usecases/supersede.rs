@@ -129,7 +129,7 @@ pub fn supersede(
         app.store.set_superseded_by(old, Some(new))?;
         outcome.superseded = true;
         outcome.changed = true;
-        app.emit(|| vec![MemoryEvent::superseded(&o, new)]);
+        app.notify_webhooks(|| vec![MemoryEvent::superseded(&o, new)]);
     }
     if outcome.changed {
         app.sync_index();

@@ -8,10 +8,9 @@
 //! the dead-letter table, listed and replayed by `mira webhooks dead-letters` / `replay`.
 
 mod breaker;
-mod delivery;
-mod endpoint;
+pub(crate) mod delivery;
+pub(crate) mod endpoint;
 mod event;
-pub mod replay;
 
 pub use delivery::{signature, DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER};
 pub use endpoint::{endpoints, redact, Endpoint};
@@ -71,7 +70,7 @@ impl Dispatcher {
     }
 
     /// Queues `event` for every endpoint that wants it; a full queue dead-letters it.
-    pub fn emit(&self, event: &MemoryEvent) {
+    pub fn enqueue(&self, event: &MemoryEvent) {
         let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
         for (i, ep) in self.courier.endpoints().enumerate() {
             if !ep.wants(event.kind) {

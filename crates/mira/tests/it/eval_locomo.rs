@@ -6,7 +6,7 @@ use std::sync::Arc;
 #[test]
 fn eval_reports_every_system_and_category() {
     let dir = locomo_dir();
-    let conv = mira::eval::parse_conversation(&dir.join("30.json")).unwrap();
+    let conv = mira::locomo::parse_conversation(&dir.join("30.json")).unwrap();
     assert!(conv.turns.len() > 300, "{}", conv.turns.len());
     assert!(conv.turns.windows(2).all(|w| w[0].at <= w[1].at));
     let model = mira_embed::MiniLm::load(&mira_embed::resolve_model_dir(None)).unwrap();

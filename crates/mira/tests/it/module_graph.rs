@@ -3,7 +3,8 @@
 //! The graph is read from the sources with `syn`: a node is a module file (`lib.rs` and the
 //! files its `mod` declarations reach), an edge is a path in it that names another module of
 //! the same crate (`use crate::…`, `super::…`, `self::…`, a module it imported, or such a path
-//! inside a macro call). A module may use what its ancestors declare (Rust's privacy gives a
+//! inside a macro call); a path through a re-export (`crate::App`, a `mod.rs`'s `pub use`) is an
+//! edge to the module that declares the item. A module may use what its ancestors declare (Rust's privacy gives a
 //! parent's items to its children: a `mod.rs` holds what its children share), so an edge to an
 //! ancestor, the crate root included, does not count. Unit tests (`#[cfg(test)]` items) are not
 //! part of the graph.
@@ -25,6 +26,8 @@ type ModPath = Vec<String>;
 struct Graph {
     files: BTreeMap<ModPath, PathBuf>,
     edges: BTreeMap<ModPath, BTreeMap<ModPath, String>>,
+    /// Each module's re-exports (`pub use`): the name it shows, and the path it stands for.
+    reexports: BTreeMap<ModPath, HashMap<String, ModPath>>,
 }
 
 #[test]
@@ -118,6 +121,26 @@ fn module_graph_sees_every_kind_of_edge() {
     );
 }
 
+/// A path through a re-export (the crate root's `pub use`, a `mod.rs`'s) is an edge to the
+/// module that declares the item, so a cycle hidden behind one is seen.
+#[test]
+fn module_graph_resolves_reexports() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    let files = [
+        ("lib.rs", "mod app; mod ops; pub use app::App;"),
+        ("app.rs", "use crate::ops::Metrics; pub struct App;"),
+        ("ops.rs", "use crate::App; pub struct Metrics;"),
+    ];
+    for (path, text) in files {
+        std::fs::write(src.join(path), text).unwrap();
+    }
+    let expected: Vec<ModPath> = vec![vec!["app".to_string()], vec!["ops".to_string()]];
+    assert_eq!(cycles(&crate_graph(src)), vec![expected]);
+    std::fs::write(src.join("ops.rs"), "pub struct Metrics;").unwrap();
+    assert!(cycles(&crate_graph(src)).is_empty());
+}
+
 /// The module graph of the crate whose sources are in `src`.
 fn crate_graph(src: &Path) -> Graph {
     let mut graph = Graph::default();
@@ -152,14 +175,23 @@ fn crate_graph(src: &Path) -> Graph {
         graph.files.insert(module.clone(), file);
         parsed.push((module, ast));
     }
+    // Re-exports first, so that a path through one (`crate::App`) is an edge to the module
+    // that declares the item (`app`), not to the one that re-exports it.
+    let mut reexports = BTreeMap::new();
+    for (module, ast) in &parsed {
+        let mut uses = Uses::new(&graph, module.clone());
+        for item in &ast.items {
+            if let syn::Item::Use(u) = item {
+                if !matches!(u.vis, syn::Visibility::Inherited) && !is_test(&u.attrs) {
+                    uses.use_tree(&mut Vec::new(), &u.tree);
+                }
+            }
+        }
+        reexports.insert(module.clone(), uses.aliases);
+    }
+    graph.reexports = reexports;
     for (module, ast) in parsed {
-        let mut uses = Uses {
-            graph: &graph,
-            module: module.clone(),
-            inline: Vec::new(),
-            aliases: HashMap::new(),
-            edges: BTreeMap::new(),
-        };
+        let mut uses = Uses::new(&graph, module.clone());
         uses.visit_file(&ast);
         let mut paths = Paths { uses };
         paths.visit_file(&ast);
@@ -212,7 +244,18 @@ struct Uses<'g> {
     edges: BTreeMap<ModPath, String>,
 }
 
-impl Uses<'_> {
+impl<'g> Uses<'g> {
+    /// A visitor of `module`'s file, with nothing found yet.
+    fn new(graph: &'g Graph, module: ModPath) -> Self {
+        Uses {
+            graph,
+            module,
+            inline: Vec::new(),
+            aliases: HashMap::new(),
+            edges: BTreeMap::new(),
+        }
+    }
+
     /// The module the visitor is in, inline modules included.
     fn current(&self) -> ModPath {
         let mut m = self.module.clone();
@@ -259,14 +302,31 @@ impl Uses<'_> {
 
     /// Records the edge that `segments` makes, if any.
     fn edge(&mut self, segments: &[String], aliases: bool) {
-        let Some(path) = self.absolute(segments, aliases) else {
+        let Some(mut path) = self.absolute(segments, aliases) else {
             return;
         };
-        let target = (0..=path.len())
-            .rev()
-            .map(|n| path[..n].to_vec())
-            .find(|p| self.graph.files.contains_key(p))
-            .unwrap_or_default();
+        let module_of = |path: &ModPath| {
+            (0..=path.len())
+                .rev()
+                .map(|n| path[..n].to_vec())
+                .find(|p| self.graph.files.contains_key(p))
+                .unwrap_or_default()
+        };
+        let mut target = module_of(&path);
+        // Through re-exports to the module that declares the item (a bounded walk: a re-export
+        // may name another one).
+        for _ in 0..8 {
+            let Some(real) = path
+                .get(target.len())
+                .and_then(|name| self.graph.reexports.get(&target).and_then(|r| r.get(name)))
+            else {
+                break;
+            };
+            let mut through = real.clone();
+            through.extend(path[target.len() + 1..].iter().cloned());
+            path = through;
+            target = module_of(&path);
+        }
         if !self.module.starts_with(&target) {
             self.edges
                 .entry(target)

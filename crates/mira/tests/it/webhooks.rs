@@ -170,7 +170,10 @@ fn put(app: &App, content: &str) -> mira::usecases::store::StoreOutcome {
 }
 
 fn metric(app: &App, series: &str) -> f64 {
-    let text = app.metrics.render(app).expect("metrics");
+    let text = app
+        .metrics
+        .render(&mira::ops::gauges(app).expect("gauges"))
+        .expect("metrics");
     text.lines()
         .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
         .unwrap_or(0.0)

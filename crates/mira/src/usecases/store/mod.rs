@@ -496,7 +496,7 @@ fn near_copy(skip_near_duplicate: bool, outcome: &StoreOutcome) -> Option<StoreO
 
 /// The webhook events of a written memory: stored, and superseded for each memory it replaces.
 fn announce(app: &App, new: &NewMemory) {
-    app.emit(|| {
+    app.notify_webhooks(|| {
         let mut events = vec![MemoryEvent::about(EventKind::Stored, &new.memory)];
         events.extend(
             new.supersedes

@@ -179,7 +179,7 @@ pub fn import_locomo(
     wing: Option<&str>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> UseCaseResult<ImportReport> {
-    let conv = crate::eval::parse_conversation(path)
+    let conv = crate::locomo::parse_conversation(path)
         .map_err(|e| UseCaseError::Invalid(format!("{e:#}")))?;
     let wing = wing.map_or_else(|| conv.wing(), str::to_owned);
     validate::name("wing", &wing)?;

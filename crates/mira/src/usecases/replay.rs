@@ -1,9 +1,9 @@
 //! `mira webhooks dead-letters` and `mira webhooks replay`: listing the dead-letter table and
 //! delivering its events again to their (still configured) endpoints.
 
-use super::delivery::{Courier, Job, Outcome};
-use super::endpoint::{endpoints, redact};
 use crate::usecases::{UseCaseError, UseCaseResult};
+use crate::webhooks::delivery::{Courier, Job, Outcome};
+use crate::webhooks::endpoint::{endpoints, redact};
 use crate::App;
 use serde::Serialize;
 use std::fmt::Write;
