@@ -262,9 +262,9 @@ fn eval_types_prints_the_table_of_rules_and_classifier() {
     );
 }
 
-/// The shipped weights on the held-out set: what they reached when trained (0.798 overall, no
-/// type below 0.706; issue 33's target of 0.85 and 0.75 is not reached), far above the rules
-/// alone (0.571), with fewer lasting statements filed under a type archiving takes; and
+/// The shipped weights on the held-out set: what they reached when trained on both training
+/// sets (0.871 overall, no type below 0.765; issue 33's target is 0.85 and 0.75), far above
+/// the rules alone (0.571), with fewer lasting statements filed under a type archiving takes; and
 /// training again on the training sets with the shipped settings gives the same answers on it.
 #[test]
 fn the_shipped_weights_beat_the_rules_and_are_what_training_gives() {
@@ -275,8 +275,8 @@ fn the_shipped_weights_beat_the_rules_and_are_what_training_gives() {
         train: None,
     };
     let (report, _) = types::run(&*model, &opts).unwrap();
-    assert!(report.model.overall >= 0.79, "{:?}", report.model);
-    assert!(report.model.worst_type >= 0.70, "{:?}", report.model);
+    assert!(report.model.overall >= 0.87, "{:?}", report.model);
+    assert!(report.model.worst_type >= 0.76, "{:?}", report.model);
     assert!(
         report.model.overall >= report.rules.overall + 0.2,
         "{report:?}"
