@@ -167,11 +167,12 @@ fn root() -> PathBuf {
 }
 
 /// Stores every statement of [`FRESH`] without a type over MCP, dated years ago, and archives
-/// by age with `mira archive --yes`. The held-out accuracy is ≥ 0.85 (`eval types`); on 40
-/// statements of a new hand that is ~34 right, with a standard deviation of ~2.3, so at least
-/// 30 right (75%) is asked, and at least as many as the rules alone get. Archiving by age takes
-/// only session notes and debug logs, so every fact, preference and decision survives: all
-/// that the classifier filed under those types, and at least 20 of the 24 a person would.
+/// by age with `mira archive --yes`. The held-out accuracy is 0.87 (`eval types`); on 40
+/// statements of a new hand that is ~35 right, with a standard deviation of ~2.1, so at least
+/// 32 right (80%) is asked (37 are), and at least as many as the rules alone get. Archiving by
+/// age takes only session notes and debug logs, so every fact, preference and decision
+/// survives: all that the classifier filed under those types, and at least 22 of the 24 a
+/// person would (23 do; the held-out set files 4 of 99 lasting statements as ageing).
 #[test]
 fn stored_statements_get_their_type_and_the_lasting_ones_survive_archiving() {
     let dir = tempfile::tempdir().unwrap();
@@ -205,7 +206,7 @@ fn stored_statements_get_their_type_and_the_lasting_ones_survive_archiving() {
         .map(|(l, g, _, t)| format!("{l} → {g}: {t}"))
         .collect();
     assert!(
-        right >= 30 && right >= rules,
+        right >= 32 && right >= rules,
         "{right}/40 right (rules alone {rules}):\n{}",
         wrong.join("\n")
     );
@@ -232,7 +233,7 @@ fn stored_statements_get_their_type_and_the_lasting_ones_survive_archiving() {
         .filter(|(l, _, id, _)| lasting(*l) && kept(id))
         .count();
     assert_eq!(people_keep, 24);
-    assert!(survived >= 20, "{survived}/24 survived:\n{timeline}");
+    assert!(survived >= 22, "{survived}/24 survived:\n{timeline}");
 }
 
 #[test]
