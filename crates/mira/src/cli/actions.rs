@@ -159,7 +159,7 @@ pub enum EvalBench {
     },
     /// Memory types: accuracy per type of the rules and of the store's classifier on held-out
     /// labelled statements (JSON lines `{"type": …, "text": …}`); with --train, first train
-    /// the classifier on the training set (settings by cross-validation inside it) and write
+    /// the classifier on the training sets (settings by cross-validation inside them) and write
     /// its weights. The defaults are the sets and the weights file of mira's source tree.
     Types {
         /// The labelled statements scored.
@@ -168,9 +168,10 @@ pub enum EvalBench {
         /// Train the classifier on --train-set and write its weights to --out first.
         #[arg(long)]
         train: bool,
-        /// The labelled statements trained on.
-        #[arg(long, value_name = "FILE", default_value = crate::eval::types::DEFAULT_TRAIN)]
-        train_set: PathBuf,
+        /// The labelled statements trained on, all files together (repeat the option or give
+        /// several files).
+        #[arg(long, value_name = "FILE", num_args = 1.., default_values = crate::eval::types::DEFAULT_TRAIN)]
+        train_set: Vec<PathBuf>,
         /// Where --train writes the weights.
         #[arg(long, value_name = "FILE", default_value = crate::eval::types::DEFAULT_WEIGHTS)]
         out: PathBuf,

@@ -1,7 +1,7 @@
 //! `mira eval types`: how well memory types are classified, per type, by the rules alone and by
 //! the store's classifier (the model of [`mira_core::type_model`] over the embedding and the
 //! rules), on a held-out set of labelled statements. With `--train` the model is first trained
-//! on the training set, its settings chosen by cross-validation inside that set, and its
+//! on the training sets, its settings chosen by cross-validation inside them, and its
 //! weights written (the shipped `crates/mira-core/data/type-model.json` is made that way); the
 //! held-out set is only scored.
 //!
@@ -21,8 +21,12 @@ use std::path::{Path, PathBuf};
 /// Folds of the cross-validation that chooses the training settings.
 pub const FOLDS: usize = 5;
 
-/// The labelled sets as they lie in mira's source tree (relative to its root).
-pub const DEFAULT_TRAIN: &str = "crates/mira/tests/data/types-train.jsonl";
+/// The labelled sets as they lie in mira's source tree (relative to its root): the training
+/// sets, trained on together.
+pub const DEFAULT_TRAIN: [&str; 2] = [
+    "crates/mira/tests/data/types-train.jsonl",
+    "crates/mira/tests/data/types-train-more.jsonl",
+];
 /// See [`DEFAULT_TRAIN`].
 pub const DEFAULT_HELDOUT: &str = "crates/mira/tests/data/types-heldout.jsonl";
 /// Where the shipped weights lie in mira's source tree.
@@ -33,8 +37,8 @@ pub const DEFAULT_WEIGHTS: &str = "crates/mira-core/data/type-model.json";
 pub struct TypesOptions {
     /// The statements scored.
     pub heldout: PathBuf,
-    /// Train on this set first (and score that model instead of the shipped one).
-    pub train: Option<PathBuf>,
+    /// Train on these sets first (and score that model instead of the shipped one).
+    pub train: Option<Vec<PathBuf>>,
 }
 
 /// One labelled statement as the file holds it.
@@ -89,9 +93,9 @@ pub struct Wrong {
 /// The training run (`--train`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Training {
-    /// The training set.
-    pub file: String,
-    /// Its statements.
+    /// The training sets.
+    pub files: Vec<String>,
+    /// Their statements.
     pub statements: usize,
     /// Each setting of the grid with its cross-validated balanced accuracy, the chosen first.
     pub selection: Vec<Scored>,
@@ -169,22 +173,31 @@ pub fn examples(embedder: &dyn Embedder, path: &Path) -> Result<Vec<(Example, St
         .collect())
 }
 
-/// Trains the type model on the statements of `path`: the grid's best setting by
+/// Trains the type model on the statements of `paths` together: the grid's best setting by
 /// [`FOLDS`]-fold cross-validation, then all of them with it.
-pub fn train(embedder: &dyn Embedder, path: &Path) -> Result<(TypeModel, Training)> {
-    let examples: Vec<Example> = examples(embedder, path)?
-        .into_iter()
-        .map(|(e, _)| e)
-        .collect();
+pub fn train(embedder: &dyn Embedder, paths: &[PathBuf]) -> Result<(TypeModel, Training)> {
+    let mut examples: Vec<Example> = Vec::new();
+    for path in paths {
+        examples.extend(self::examples(embedder, path)?.into_iter().map(|(e, _)| e));
+    }
+    if examples.is_empty() {
+        bail!("no training set given: give at least one --train-set FILE");
+    }
     let selection = type_model::select(&examples, &type_model::grid(), FOLDS);
     let params = selection
         .first()
         .map(|s| s.params)
         .context("the training grid is empty")?;
-    let name = path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into(),
-    );
+    let name = paths
+        .iter()
+        .map(|path| {
+            path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" + ");
     let model_name = embedder.model_name();
     let family = match model_name.strip_prefix(mira_embed::DEFAULT_MODEL_NAME) {
         Some(rest) if rest.is_empty() || rest.starts_with('-') => mira_embed::DEFAULT_MODEL_NAME,
@@ -197,7 +210,7 @@ pub fn train(embedder: &dyn Embedder, path: &Path) -> Result<(TypeModel, Trainin
         &format!("{name}, {model_name} vectors"),
     );
     let training = Training {
-        file: path.display().to_string(),
+        files: paths.iter().map(|p| p.display().to_string()).collect(),
         statements: examples.len(),
         selection,
     };
@@ -241,7 +254,7 @@ pub fn run(
     let trained = opts
         .train
         .as_deref()
-        .map(|path| train(embedder, path))
+        .map(|paths| train(embedder, paths))
         .transpose()?;
     let model = match &trained {
         Some((m, _)) => m,
@@ -288,8 +301,9 @@ pub fn render_table(r: &TypesReport, wrong: bool) -> String {
     if let Some(t) = &r.training {
         let _ = writeln!(
             out,
-            "Trained on {} ({} statements); settings by {FOLDS}-fold cross-validation inside it:",
-            t.file, t.statements
+            "Trained on {} ({} statements); settings by {FOLDS}-fold cross-validation inside them:",
+            t.files.join(" + "),
+            t.statements
         );
         for (i, s) in t.selection.iter().enumerate() {
             let _ = writeln!(

@@ -1,7 +1,7 @@
 //! The learned type classifier through the public surface: `mira_store` without a type files
 //! fresh statements (in neither labelled set) under the type a person would choose, old ones
 //! of those types survive `mira archive`, and `mira eval types` prints its table; the shipped
-//! weights are what training on the training set gives.
+//! weights are what training on the training sets gives.
 
 use crate::common;
 use crate::mcp_common::{self, StdioClient};
@@ -167,11 +167,12 @@ fn root() -> PathBuf {
 }
 
 /// Stores every statement of [`FRESH`] without a type over MCP, dated years ago, and archives
-/// by age with `mira archive --yes`. The held-out accuracy is ≥ 0.85 (`eval types`); on 40
-/// statements of a new hand that is ~34 right, with a standard deviation of ~2.3, so at least
-/// 30 right (75%) is asked, and at least as many as the rules alone get. Archiving by age takes
-/// only session notes and debug logs, so every fact, preference and decision survives: all
-/// that the classifier filed under those types, and at least 20 of the 24 a person would.
+/// by age with `mira archive --yes`. The held-out accuracy is 0.87 (`eval types`); on 40
+/// statements of a new hand that is ~35 right, with a standard deviation of ~2.1, so at least
+/// 32 right (80%) is asked (37 are), and at least as many as the rules alone get. Archiving by
+/// age takes only session notes and debug logs, so every fact, preference and decision
+/// survives: all that the classifier filed under those types, and at least 22 of the 24 a
+/// person would (23 do; the held-out set files 4 of 99 lasting statements as ageing).
 #[test]
 fn stored_statements_get_their_type_and_the_lasting_ones_survive_archiving() {
     let dir = tempfile::tempdir().unwrap();
@@ -205,7 +206,7 @@ fn stored_statements_get_their_type_and_the_lasting_ones_survive_archiving() {
         .map(|(l, g, _, t)| format!("{l} → {g}: {t}"))
         .collect();
     assert!(
-        right >= 30 && right >= rules,
+        right >= 32 && right >= rules,
         "{right}/40 right (rules alone {rules}):\n{}",
         wrong.join("\n")
     );
@@ -232,7 +233,7 @@ fn stored_statements_get_their_type_and_the_lasting_ones_survive_archiving() {
         .filter(|(l, _, id, _)| lasting(*l) && kept(id))
         .count();
     assert_eq!(people_keep, 24);
-    assert!(survived >= 20, "{survived}/24 survived:\n{timeline}");
+    assert!(survived >= 22, "{survived}/24 survived:\n{timeline}");
 }
 
 #[test]
@@ -262,10 +263,10 @@ fn eval_types_prints_the_table_of_rules_and_classifier() {
     );
 }
 
-/// The shipped weights on the held-out set: what they reached when trained (0.798 overall, no
-/// type below 0.706; issue 33's target of 0.85 and 0.75 is not reached), far above the rules
-/// alone (0.571), with fewer lasting statements filed under a type archiving takes; and
-/// training again on the training set with the shipped settings gives the same answers on it.
+/// The shipped weights on the held-out set: what they reached when trained on both training
+/// sets (0.871 overall, no type below 0.765; issue 33's target is 0.85 and 0.75), far above
+/// the rules alone (0.571), with fewer lasting statements filed under a type archiving takes; and
+/// training again on the training sets with the shipped settings gives the same answers on it.
 #[test]
 fn the_shipped_weights_beat_the_rules_and_are_what_training_gives() {
     let model = common::model();
@@ -275,8 +276,8 @@ fn the_shipped_weights_beat_the_rules_and_are_what_training_gives() {
         train: None,
     };
     let (report, _) = types::run(&*model, &opts).unwrap();
-    assert!(report.model.overall >= 0.79, "{:?}", report.model);
-    assert!(report.model.worst_type >= 0.70, "{:?}", report.model);
+    assert!(report.model.overall >= 0.87, "{:?}", report.model);
+    assert!(report.model.worst_type >= 0.76, "{:?}", report.model);
     assert!(
         report.model.overall >= report.rules.overall + 0.2,
         "{report:?}"
@@ -287,9 +288,9 @@ fn the_shipped_weights_beat_the_rules_and_are_what_training_gives() {
     );
 
     let shipped = type_model::shipped().unwrap();
-    let train: Vec<Example> = types::examples(&*model, &root().join(types::DEFAULT_TRAIN))
-        .unwrap()
-        .into_iter()
+    let train: Vec<Example> = types::DEFAULT_TRAIN
+        .iter()
+        .flat_map(|set| types::examples(&*model, &root().join(set)).unwrap())
         .map(|(e, _)| e)
         .collect();
     let again = TypeModel::train(&train, shipped.params, "", "");
