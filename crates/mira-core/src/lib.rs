@@ -7,6 +7,7 @@
 //! [`render`], [`sanitize`], [`sameness`] (two memories about the same thing).
 
 pub mod memory;
+pub mod message;
 pub mod text;
 pub mod tokens;
 
