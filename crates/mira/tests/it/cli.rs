@@ -441,7 +441,7 @@ fn an_error_names_the_argument_in_each_surfaces_words_and_keeps_the_users_text()
     }
     let r = client.call_tool(
         "mira_causal_chain",
-        serde_json::json!({"memory_id": uuid::Uuid::new_v4().to_string(), "max_depth": 99}),
+        serde_json::json!({"id": uuid::Uuid::new_v4().to_string(), "max_depth": 99}),
     );
     assert!(text(&r).starts_with("max_depth 99 is out of range"), "{r}");
 }
