@@ -5,8 +5,10 @@
 //! [`redact`].
 //! Recall side: [`expand`], [`lexical`], [`rank`], [`fusion`] (the RRF baseline), [`allocate`],
 //! [`render`], [`sanitize`], [`sameness`] (two memories about the same thing).
+//! Errors: [`message`] (what the caller reads, each surface naming tools and arguments its way).
 
 pub mod memory;
+pub mod message;
 pub mod text;
 pub mod tokens;
 

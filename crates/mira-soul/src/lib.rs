@@ -80,10 +80,10 @@ impl Default for Settings {
 pub enum SoulError {
     /// The request is invalid; the message says how to fix it.
     #[error("{0}")]
-    Invalid(String),
+    Invalid(mira_core::message::Message),
     /// The agent (or model) has no data; the message says how to get some.
     #[error("{0}")]
-    NotFound(String),
+    NotFound(mira_core::message::Message),
     /// The SQLite database failed.
     #[error("SOUL storage")]
     Sqlite(#[from] rusqlite::Error),

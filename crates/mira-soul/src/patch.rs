@@ -15,6 +15,7 @@ use crate::model::{
     STRUCTURES,
 };
 use crate::SoulError;
+use mira_core::message::{Message, Term};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 
@@ -244,17 +245,20 @@ impl Patch {
         for (name, _, v) in self.levels() {
             if let Some(v) = v {
                 if !(0.0..=1.0).contains(&v) || !v.is_finite() {
-                    return Err(SoulError::Invalid(format!(
-                        "{name} {v} is out of range: give a number from 0 to 1"
-                    )));
+                    return Err(SoulError::Invalid(
+                        format!("{name} {v} is out of range: give a number from 0 to 1").into(),
+                    ));
                 }
             }
         }
         let one_of = |name: &str, v: &Option<String>, allowed: &[&str]| match v {
-            Some(x) if !allowed.contains(&x.as_str()) => Err(SoulError::Invalid(format!(
-                "{name} '{x}' is not valid: give one of {}",
-                allowed.join(", ")
-            ))),
+            Some(x) if !allowed.contains(&x.as_str()) => Err(SoulError::Invalid(
+                format!(
+                    "{name} '{x}' is not valid: give one of {}",
+                    allowed.join(", ")
+                )
+                .into(),
+            )),
             _ => Ok(()),
         };
         one_of(
@@ -285,9 +289,9 @@ impl Patch {
                 .iter()
                 .any(|p| p.trim().is_empty() || p.chars().count() > 200)
             {
-                return Err(SoulError::Invalid(format!(
-                    "{name}: every phrase must be 1 to 200 characters"
-                )));
+                return Err(SoulError::Invalid(
+                    format!("{name}: every phrase must be 1 to 200 characters").into(),
+                ));
             }
         }
         for t in &self.traits {
@@ -299,10 +303,13 @@ impl Patch {
             for (field, v) in [("intensity", t.intensity), ("confidence", t.confidence)] {
                 if let Some(v) = v {
                     if !(0.0..=1.0).contains(&v) || !v.is_finite() {
-                        return Err(SoulError::Invalid(format!(
-                            "traits: {field} of '{}' is {v}: give a number from 0 to 1",
-                            t.name
-                        )));
+                        return Err(SoulError::Invalid(
+                            format!(
+                                "traits: {field} of '{}' is {v}: give a number from 0 to 1",
+                                t.name
+                            )
+                            .into(),
+                        ));
                     }
                 }
             }
@@ -578,10 +585,14 @@ pub fn parse_directive(directive: &str) -> Result<Patch, SoulError> {
         }
     }
     if !matched || patch.is_empty() {
-        return Err(SoulError::Invalid(format!(
-            "directive not understood: nothing in \"{}\" names a known change. Say what to change, e.g. \"be more concise\", \"stop using emojis\", \"be more formal\", \"use more humour\" (English or French), or use soul_patch to set fields explicitly",
-            directive.trim()
-        )));
+        return Err(SoulError::Invalid(
+            Message::from(format!(
+                "directive not understood: nothing in \"{}\" names a known change. Say what to change, e.g. \"be more concise\", \"stop using emojis\", \"be more formal\", \"use more humour\" (English or French), or use ",
+                directive.trim()
+            ))
+            .then(Term::SoulPatch)
+            .then(" to set fields explicitly"),
+        ));
     }
     Ok(patch)
 }

@@ -12,6 +12,7 @@ use crate::model::Identity;
 use crate::patch::{apply, parse_directive, Patch};
 use crate::storage::{ObservationRecord, SoulStore, Swap};
 use crate::{Settings, SoulError};
+use mira_core::message::{Message, Term};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -29,41 +30,50 @@ pub const UNKNOWN_MODEL: &str = "unknown";
 /// Checks an agent id (or model id): trimmed, 1 to 128 characters, no control characters.
 /// The error for a missing one shows an example of the right kind: an agent (`my-agent`) for
 /// `agent_id`, a model (`gpt-4o`) for the model arguments.
-pub fn check_id(name: &str, value: &str) -> Result<String, SoulError> {
+pub fn check_id(name: Term, value: &str) -> Result<String, SoulError> {
     let v = value.trim();
     if v.is_empty() {
-        let (what, example) = if name.contains("model") {
-            ("the model's name", "gpt-4o")
-        } else {
+        let (what, example) = if name == Term::AgentId {
             ("the agent's name", "my-agent")
+        } else {
+            ("the model's name", "gpt-4o")
         };
-        return Err(SoulError::Invalid(format!(
-            "{name} is required: give {what}, e.g. \"{example}\""
-        )));
+        return Err(SoulError::Invalid(
+            name.then(format!(" is required: give {what}, e.g. \"{example}\"")),
+        ));
     }
     if v.chars().count() > MAX_ID_CHARS || v.chars().any(char::is_control) {
-        return Err(SoulError::Invalid(format!(
-            "{name} must be at most {MAX_ID_CHARS} characters without control characters"
-        )));
+        return Err(SoulError::Invalid(name.then(format!(
+            " must be at most {MAX_ID_CHARS} characters without control characters"
+        ))));
     }
     Ok(v.to_owned())
 }
 
 /// Checks free text stored as given (a session id, a reason): no NUL character, which
 /// PostgreSQL cannot store in text.
-fn check_text(name: &str, value: &str) -> Result<(), SoulError> {
+fn check_text(name: impl Into<Message>, value: &str) -> Result<(), SoulError> {
     if value.contains('\0') {
-        return Err(SoulError::Invalid(format!(
-            "{name} contains a NUL character (U+0000): remove it"
-        )));
+        return Err(SoulError::Invalid(
+            name.into()
+                .then(" contains a NUL character (U+0000): remove it"),
+        ));
     }
     Ok(())
 }
 
 fn not_found(agent: &str) -> SoulError {
-    SoulError::NotFound(format!(
-        "no identity found for agent {agent}: capture one first with soul_capture (or shape one with soul_update / soul_patch)"
-    ))
+    SoulError::NotFound(
+        Message::from(format!(
+            "no identity found for agent {agent}: capture one first with "
+        ))
+        .then(Term::SoulCapture)
+        .then(" (or shape one with ")
+        .then(Term::SoulUpdate)
+        .then(" / ")
+        .then(Term::SoulPatch)
+        .then(")"),
+    )
 }
 
 fn range(name: &str, v: Option<i64>, default: i64, min: i64, max: i64) -> Result<i64, SoulError> {
@@ -72,7 +82,7 @@ fn range(name: &str, v: Option<i64>, default: i64, min: i64, max: i64) -> Result
         Some(x) if (min..=max).contains(&x) => Ok(x),
         Some(x) => Err(SoulError::Invalid(format!(
             "{name} {x} is out of range: give a whole number from {min} to {max} (default {default})"
-        ))),
+        ).into())),
     }
 }
 
@@ -133,10 +143,10 @@ pub fn capture(
     req: &CaptureRequest,
     now: i64,
 ) -> Result<CaptureOutcome, SoulError> {
-    let agent = check_id("agent_id", &req.agent_id)?;
+    let agent = check_id(Term::AgentId, &req.agent_id)?;
     let model = match req.model_id.as_deref().map(str::trim) {
         None | Some("") => UNKNOWN_MODEL.to_owned(),
-        Some(m) => check_id("model_id", m)?,
+        Some(m) => check_id(Term::ModelId, m)?,
     };
     if req.conversation.trim().is_empty() {
         return Err(SoulError::Invalid(
@@ -144,9 +154,12 @@ pub fn capture(
         ));
     }
     if req.conversation.chars().count() > MAX_CONVERSATION_CHARS {
-        return Err(SoulError::Invalid(format!(
-            "conversation exceeds {MAX_CONVERSATION_CHARS} characters: capture it in parts"
-        )));
+        return Err(SoulError::Invalid(
+            format!(
+                "conversation exceeds {MAX_CONVERSATION_CHARS} characters: capture it in parts"
+            )
+            .into(),
+        ));
     }
     if let Some(m) = &req.behavioral_metrics {
         if !m.is_object() {
@@ -156,14 +169,14 @@ pub fn capture(
         }
     }
     if let Some(session) = &req.session_id {
-        check_text("session_id", session)?;
+        check_text(Term::SessionId, session)?;
     }
     let obs = extract(&req.conversation);
     if obs.is_empty() {
         return Err(SoulError::Invalid(format!(
             "conversation shows nothing about the agent ({} agent sentences found): send the agent's replies (lines after 'Assistant:' are the agent's, lines after 'User:' are ignored)",
             obs.sentences
-        )));
+        ).into()));
     }
     store.lock_agent(&agent)?;
     let previous = store.latest(&agent)?;
@@ -249,7 +262,7 @@ pub fn recall(
     s: &Settings,
     req: &RecallRequest,
 ) -> Result<RecallOutcome, SoulError> {
-    let agent = check_id("agent_id", &req.agent_id)?;
+    let agent = check_id(Term::AgentId, &req.agent_id)?;
     let budget = range(
         "budget",
         req.budget,
@@ -346,7 +359,7 @@ pub fn drift(
     s: &Settings,
     req: &DriftRequest,
 ) -> Result<DriftOutcome, SoulError> {
-    let agent = check_id("agent_id", &req.agent_id)?;
+    let agent = check_id(Term::AgentId, &req.agent_id)?;
     let window = range("window", req.window, s.drift_window as i64, 1, MAX_WINDOW)?;
     let from = req
         .from_model
@@ -367,8 +380,8 @@ pub fn drift(
     };
     match (from, to) {
         (Some(f), Some(t)) => {
-            let f = check_id("from_model", f)?;
-            let t = check_id("to_model", t)?;
+            let f = check_id(Term::FromModel, f)?;
+            let t = check_id(Term::ToModel, t)?;
             let (a, na) = observed_profile(store, s, &agent, &f, window as usize)?;
             let (b, nb) = observed_profile(store, s, &agent, &t, window as usize)?;
             if na == 0 || nb == 0 {
@@ -383,9 +396,12 @@ pub fn drift(
                         .join(", ")
                 };
                 let missing = if na == 0 { &f } else { &t };
-                return Err(SoulError::NotFound(format!(
+                return Err(SoulError::NotFound(
+                    format!(
                     "agent {agent} has no capture under model {missing}; models observed: {known}"
-                )));
+                )
+                    .into(),
+                ));
             }
             let report = compare(&a, &b, s.drift_threshold, true);
             Ok(outcome(
@@ -414,7 +430,11 @@ pub fn drift(
             ))
         }
         _ => Err(SoulError::Invalid(
-            "give both from_model and to_model to compare two models, or neither to compare recent versions".into(),
+            Message::from("give both ")
+                .then(Term::FromModel)
+                .then(" and ")
+                .then(Term::ToModel)
+                .then(" to compare two models, or neither to compare recent versions"),
         )),
     }
 }
@@ -455,19 +475,27 @@ pub fn swap(
     to_model: &str,
     now: i64,
 ) -> Result<SwapOutcome, SoulError> {
-    let agent = check_id("agent_id", agent_id)?;
-    let from = check_id("from_model", from_model)?;
-    let to = check_id("to_model", to_model)?;
+    let agent = check_id(Term::AgentId, agent_id)?;
+    let from = check_id(Term::FromModel, from_model)?;
+    let to = check_id(Term::ToModel, to_model)?;
     if from == to {
-        return Err(SoulError::Invalid(format!(
-            "from_model and to_model are both '{from}': a swap needs the previous and the new model"
-        )));
+        return Err(SoulError::Invalid(
+            Term::FromModel
+                .then(" and ")
+                .then(Term::ToModel)
+                .then(format!(
+                    " are both '{from}': a swap needs the previous and the new model"
+                )),
+        ));
     }
     store.lock_agent(&agent)?;
     let current = store.latest(&agent)?.ok_or_else(|| {
-        SoulError::NotFound(format!(
-            "no identity found for agent {agent}, cannot reinforce: capture one first with soul_capture"
-        ))
+        SoulError::NotFound(
+            Message::from(format!(
+                "no identity found for agent {agent}, cannot reinforce: capture one first with "
+            ))
+            .then(Term::SoulCapture),
+        )
     })?;
     let (a, na) = observed_profile(store, s, &agent, &from, s.drift_window)?;
     let (b, nb) = observed_profile(store, s, &agent, &to, s.drift_window)?;
@@ -588,7 +616,7 @@ pub fn status(
     s: &Settings,
     agent_id: &str,
 ) -> Result<StatusOutcome, SoulError> {
-    let agent = check_id("agent_id", agent_id)?;
+    let agent = check_id(Term::AgentId, agent_id)?;
     let versions = store.history(&agent, 4)?;
     let identity = versions.first().cloned();
     let drift = drift(
@@ -632,7 +660,7 @@ pub fn history(
     agent_id: &str,
     limit: Option<i64>,
 ) -> Result<HistoryOutcome, SoulError> {
-    let agent = check_id("agent_id", agent_id)?;
+    let agent = check_id(Term::AgentId, agent_id)?;
     let limit = range("limit", limit, 10, 1, MAX_WINDOW)? as usize;
     let versions = store.history(&agent, limit + 1)?;
     Ok(HistoryOutcome {
@@ -700,7 +728,7 @@ pub fn update(
     reason: Option<&str>,
     now: i64,
 ) -> Result<EditOutcome, SoulError> {
-    let agent = check_id("agent_id", agent_id)?;
+    let agent = check_id(Term::AgentId, agent_id)?;
     if directive.trim().is_empty() {
         return Err(SoulError::Invalid(
             "directive is required: say what to change, e.g. \"be more concise\" or \"stop using emojis\"".into(),
@@ -734,7 +762,7 @@ pub fn patch(
     reason: Option<&str>,
     now: i64,
 ) -> Result<EditOutcome, SoulError> {
-    let agent = check_id("agent_id", agent_id)?;
+    let agent = check_id(Term::AgentId, agent_id)?;
     let reason = reason
         .map(str::trim)
         .filter(|r| !r.is_empty())

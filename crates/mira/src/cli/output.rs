@@ -3,6 +3,7 @@
 
 use crate::usecases::UseCaseError;
 use anyhow::Result;
+use mira_core::message::Term;
 use std::process::ExitCode;
 
 /// Writes `text` to stdout. A closed pipe (`mira timeline | head`) ends the command quietly
@@ -26,49 +27,45 @@ pub(super) fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
 
 /// Exit code 2 for invalid input (and a refused right, which the command line's local user
 /// never meets), 3 for not found, 1 for internal errors. Messages name the commands and
-/// options of the command line, not the MCP tools and arguments.
+/// options of the command line ([`cli_name`]), not the MCP tools and arguments.
 pub(super) fn use_case<T>(r: Result<T, UseCaseError>) -> Result<Result<T, ExitCode>> {
     match r {
         Ok(v) => Ok(Ok(v)),
         Err(UseCaseError::Invalid(m) | UseCaseError::Forbidden(m)) => {
-            eprintln!("error: {}", in_cli_terms(&m));
+            eprintln!("error: {}", m.render(cli_name));
             Ok(Err(ExitCode::from(2)))
         }
         Err(UseCaseError::NotFound(m)) => {
-            eprintln!("error: {}", in_cli_terms(&m));
+            eprintln!("error: {}", m.render(cli_name));
             Ok(Err(ExitCode::from(3)))
         }
         Err(UseCaseError::Internal(e)) => Err(e),
     }
 }
 
-/// The MCP tools and arguments that the use cases' messages name, with what the command line
-/// calls them.
-const CLI_TERMS: &[(&str, &str)] = &[
-    ("mira_recall", "`mira recall`"),
-    ("mira_timeline", "`mira timeline`"),
-    ("mira_load", "`mira load`"),
-    ("mira_status", "`mira status`"),
-    ("mira_causal_chain", "`mira causal`"),
-    ("include_consequences", "--consequences"),
-    ("mira_store", "`mira store`"),
-    ("soul_capture", "`mira soul capture`"),
-    ("soul_update", "`mira soul update`"),
-    ("soul_patch", "`mira soul patch`"),
-    ("include_archived", "--include-archived"),
-    ("older_than_days", "--older-than"),
-    ("max_depth", "--max-depth"),
-    ("created_at", "--created-at"),
-    ("session_id", "--session"),
-    ("from_model", "--from"),
-    ("to_model", "--to"),
-];
-
-/// `message` with the MCP names of [`CLI_TERMS`] replaced by the command line's.
-pub(super) fn in_cli_terms(message: &str) -> String {
-    CLI_TERMS
-        .iter()
-        .fold(message.to_owned(), |m, (mcp, cli)| m.replace(mcp, cli))
+/// What the command line calls a tool or argument that a use case's message names.
+pub(super) fn cli_name(term: Term) -> &'static str {
+    match term {
+        Term::Recall => "`mira recall`",
+        Term::Timeline => "`mira timeline`",
+        Term::Load => "`mira load`",
+        Term::Status => "`mira status`",
+        Term::CausalChain => "`mira causal`",
+        Term::Store => "`mira store`",
+        Term::SoulCapture => "`mira soul capture`",
+        Term::SoulUpdate => "`mira soul update`",
+        Term::SoulPatch => "`mira soul patch`",
+        Term::IncludeConsequences => "--consequences",
+        Term::IncludeArchived => "--include-archived",
+        Term::OlderThanDays => "--older-than",
+        Term::MaxDepth => "--max-depth",
+        Term::CreatedAt => "--created-at",
+        Term::SessionId => "--session",
+        Term::FromModel => "--from",
+        Term::ToModel => "--to",
+        Term::AgentId => "--agent",
+        Term::ModelId => "--model",
+    }
 }
 
 /// Prints a use case's outcome as JSON or as its text form; invalid input and unknown ids

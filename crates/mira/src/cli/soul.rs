@@ -36,9 +36,9 @@ pub(super) fn run_soul(
     };
     fn json_arg<T: serde::de::DeserializeOwned>(what: &str, raw: &str) -> Result<T, UseCaseError> {
         serde_json::from_str(raw).map_err(|e| {
-            UseCaseError::Invalid(format!(
-                "{what} is not valid JSON ({e}): give a JSON object"
-            ))
+            UseCaseError::Invalid(
+                format!("{what} is not valid JSON ({e}): give a JSON object").into(),
+            )
         })
     }
     match action {

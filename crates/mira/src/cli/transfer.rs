@@ -132,11 +132,11 @@ pub(super) fn refuse_json_document(path: &Path, f: &std::fs::File) -> Result<(),
             "{} is one JSON document, not JSON Lines (one memory per line, as `mira export` writes): for a LoCoMo conversation run `mira import --format locomo {}`",
             path.display(),
             path.display()
-        )));
+        ).into()));
     }
     // The file is read again from its start.
     std::io::Seek::rewind(&mut &*f)
-        .map_err(|e| UseCaseError::Invalid(format!("cannot read {}: {e}", path.display())))
+        .map_err(|e| UseCaseError::Invalid(format!("cannot read {}: {e}", path.display()).into()))
 }
 
 /// Imports a JSONL file ("-": standard input), with a progress bar (memories read of the
@@ -148,11 +148,13 @@ pub(super) fn import_file(
     let (input, lines): (Box<dyn std::io::BufRead>, Option<u64>) = if file.as_os_str() == "-" {
         (Box::new(std::io::stdin().lock()), None)
     } else {
-        let f = std::fs::File::open(file)
-            .map_err(|e| UseCaseError::Invalid(format!("cannot open {}: {e}", file.display())))?;
+        let f = std::fs::File::open(file).map_err(|e| {
+            UseCaseError::Invalid(format!("cannot open {}: {e}", file.display()).into())
+        })?;
         refuse_json_document(file, &f)?;
-        let lines = count_lines(&f)
-            .map_err(|e| UseCaseError::Invalid(format!("cannot read {}: {e}", file.display())))?;
+        let lines = count_lines(&f).map_err(|e| {
+            UseCaseError::Invalid(format!("cannot read {}: {e}", file.display()).into())
+        })?;
         (Box::new(std::io::BufReader::new(f)), Some(lines))
     };
     let bar = crate::progress::Progress::new().bar("import", lines, "memories");

@@ -20,6 +20,7 @@ use crate::usecases::access::Access;
 use crate::usecases::{UseCaseError, UseCaseResult};
 use crate::App;
 use futures::future::BoxFuture;
+use mira_core::message::{Message, Term};
 use rmcp::handler::server::tool::{ToolCallContext, ToolRoute, ToolRouter};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ToolAnnotations};
 use serde_json::Value;
@@ -163,7 +164,7 @@ fn forbidden(access: &Access, call: &str, verb: &str) -> UseCaseError {
     UseCaseError::Forbidden(format!(
         "{} may not {call}: it {verb} no wing. Use a token with that right (mcp.http.tokens on the server).",
         access.who()
-    ))
+    ).into())
 }
 
 /// Answers one call of `tool`: its handler's answer, or its failure as a tool error.
@@ -189,8 +190,11 @@ pub(super) async fn call(
 fn failure_message(calls: &Calls, tool: &Tool, family: &Family, f: Failure) -> String {
     let name = tool.name;
     match f {
-        Failure::UseCase(UseCaseError::Invalid(m) | UseCaseError::NotFound(m)) => m,
+        Failure::UseCase(UseCaseError::Invalid(m) | UseCaseError::NotFound(m)) => {
+            m.render(Term::mcp_name)
+        }
         Failure::UseCase(UseCaseError::Forbidden(m)) => {
+            let m = m.render(Term::mcp_name);
             tracing::info!("{name} refused: {m}");
             m
         }
@@ -238,7 +242,7 @@ impl From<UseCaseError> for Failure {
 }
 
 /// A failure for invalid arguments; `msg` says how to fix the call.
-pub(super) fn invalid(msg: impl Into<String>) -> Failure {
+pub(super) fn invalid(msg: impl Into<Message>) -> Failure {
     Failure::UseCase(UseCaseError::Invalid(msg.into()))
 }
 

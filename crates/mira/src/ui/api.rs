@@ -79,9 +79,10 @@ impl From<JsonRejection> for ApiError {
 impl From<UseCaseError> for ApiError {
     fn from(e: UseCaseError) -> Self {
         match e {
-            UseCaseError::Invalid(m) => ApiError(StatusCode::BAD_REQUEST, m),
-            UseCaseError::NotFound(m) => ApiError(StatusCode::NOT_FOUND, m),
-            UseCaseError::Forbidden(m) => ApiError(StatusCode::FORBIDDEN, m),
+            // The browser shows the tools' words, as its help names the MCP tools.
+            UseCaseError::Invalid(m) => ApiError(StatusCode::BAD_REQUEST, m.to_string()),
+            UseCaseError::NotFound(m) => ApiError(StatusCode::NOT_FOUND, m.to_string()),
+            UseCaseError::Forbidden(m) => ApiError(StatusCode::FORBIDDEN, m.to_string()),
             UseCaseError::Internal(e) => {
                 tracing::error!("memory browser: {e:#}");
                 ApiError(
@@ -258,7 +259,7 @@ async fn get_memory(
         page::memory_page(app, &access, &id).map_err(|e| match e {
             UseCaseError::NotFound(_) => UseCaseError::NotFound(format!(
                 "No memory has the id {id}: it may have been forgotten or cleared, or the address is mistyped."
-            )),
+            ).into()),
             other => other,
         })
     })

@@ -190,7 +190,7 @@ impl Access {
         Err(UseCaseError::Forbidden(format!(
             "{} may not {what}: it is not allowed destructive calls (archive, clear, forget). Use a token with `destructive: true` in mcp.http.tokens.",
             self.who()
-        )))
+        ).into()))
     }
 
     /// The wings it may write to as a list for a store query: `None` when it writes every
@@ -225,7 +225,7 @@ impl Access {
         UseCaseError::Forbidden(format!(
             "{} may not {what}: it {verb} {wings}. Use a token with that right (mcp.http.tokens on the server).",
             self.who()
-        ))
+        ).into())
     }
 
     /// The wings it may write to.

@@ -11,6 +11,7 @@ use crate::webhooks::{EventKind, MemoryEvent};
 use crate::App;
 use chrono::{DateTime, Duration, Utc};
 use mira_core::memory::{Memory, MemoryId, MemoryType};
+use mira_core::message::{Message, Term};
 use mira_core::render::short_id;
 use mira_core::text::plural;
 use mira_store::{ArchiveMatch, ArchivePlan, ArchiveRule};
@@ -113,10 +114,13 @@ fn existing(
     allowed: impl Fn(&str) -> UseCaseResult<()>,
 ) -> UseCaseResult<Vec<(MemoryId, bool)>> {
     if raw.len() > MAX_IDS {
-        return Err(UseCaseError::Invalid(format!(
-            "{} ids given; the limit is {MAX_IDS} per call: split the list",
-            raw.len()
-        )));
+        return Err(UseCaseError::Invalid(
+            format!(
+                "{} ids given; the limit is {MAX_IDS} per call: split the list",
+                raw.len()
+            )
+            .into(),
+        ));
     }
     let mut out: Vec<(MemoryId, bool)> = Vec::with_capacity(raw.len());
     for r in raw {
@@ -125,9 +129,10 @@ fn existing(
             continue;
         }
         let loaded = app.store.load(id)?.ok_or_else(|| {
-            UseCaseError::NotFound(format!(
-                "no memory has id {id}: take ids from mira_recall or mira_timeline (nothing was changed)"
-            ))
+            validate::unknown_id(
+                format!("no memory has id {id}: take ids from "),
+                " (nothing was changed)",
+            )
         })?;
         allowed(&loaded.memory.wing)?;
         out.push((id, loaded.memory.archived));
@@ -161,9 +166,9 @@ pub fn archive(app: &App, access: &Access, req: &ArchiveRequest) -> UseCaseResul
     let mut rules: Vec<(Option<MemoryType>, u32)> = Vec::new();
     if let Some(days) = req.older_than_days {
         if !(1..=MAX_OLDER_THAN_DAYS).contains(&days) {
-            return Err(UseCaseError::Invalid(format!(
-                "older_than_days {days} is out of range: give 1 to {MAX_OLDER_THAN_DAYS} days"
-            )));
+            return Err(UseCaseError::Invalid(Term::OlderThanDays.then(format!(
+                " {days} is out of range: give 1 to {MAX_OLDER_THAN_DAYS} days"
+            ))));
         }
         rules.extend(AGEING.into_iter().map(|t| (Some(t), days as u32)));
     } else if ids.is_empty() {
@@ -253,7 +258,11 @@ pub fn unarchive(
 ) -> UseCaseResult<UnarchiveOutcome> {
     if raw_ids.is_empty() {
         return Err(UseCaseError::Invalid(
-            "no id given: pass the ids of archived memories (mira_timeline with include_archived lists them)".into(),
+            Message::from("no id given: pass the ids of archived memories (")
+                .then(Term::Timeline)
+                .then(" with ")
+                .then(Term::IncludeArchived)
+                .then(" lists them)"),
         ));
     }
     let ids = existing(app, raw_ids, |w| access.check_write(w))?;

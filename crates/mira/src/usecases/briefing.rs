@@ -105,10 +105,13 @@ struct Section {
 pub fn briefing(app: &App, req: &BriefingRequest) -> UseCaseResult<Briefing> {
     validate::name("wing", &req.wing)?;
     if req.budget < MIN_BUDGET {
-        return Err(UseCaseError::Invalid(format!(
-            "budget {} is too small for a briefing: give at least {MIN_BUDGET} tokens",
-            req.budget
-        )));
+        return Err(UseCaseError::Invalid(
+            format!(
+                "budget {} is too small for a briefing: give at least {MIN_BUDGET} tokens",
+                req.budget
+            )
+            .into(),
+        ));
     }
     let mut shown: HashSet<MemoryId> = HashSet::new();
     let mut take = |list: Vec<StoredMemory>, max: usize| -> Vec<StoredMemory> {

@@ -11,6 +11,7 @@ use super::{load, UseCaseError, UseCaseResult};
 use crate::App;
 use chrono::{DateTime, Utc};
 use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
+use mira_core::message::Term;
 use mira_core::render::short_id;
 use serde::Serialize;
 use std::collections::{HashSet, VecDeque};
@@ -148,9 +149,9 @@ fn bfs(
 pub fn causal_chain(app: &App, access: &Access, req: &CausalRequest) -> UseCaseResult<CausalChain> {
     let depth = req.max_depth.unwrap_or(DEFAULT_DEPTH);
     if !(1..=MAX_DEPTH).contains(&depth) {
-        return Err(UseCaseError::Invalid(format!(
-            "max_depth {depth} is out of range: give 1 to {MAX_DEPTH} (default {DEFAULT_DEPTH})"
-        )));
+        return Err(UseCaseError::Invalid(Term::MaxDepth.then(format!(
+            " {depth} is out of range: give 1 to {MAX_DEPTH} (default {DEFAULT_DEPTH})"
+        ))));
     }
     let depth = depth as u32;
     let start = load::load(app, access, &req.id)?;

@@ -227,12 +227,15 @@ pub fn clear(app: &App, access: &Access, req: &ClearRequest) -> UseCaseResult<Cl
     let store_scope = scope.store_scope();
     if !req.confirm {
         let p = preview(app, &scope)?;
-        return Err(UseCaseError::Invalid(format!(
-            "clearing {} would permanently delete {}; nothing was deleted. \
+        return Err(UseCaseError::Invalid(
+            format!(
+                "clearing {} would permanently delete {}; nothing was deleted. \
              To proceed, repeat the call with confirm: true",
-            scope.describe(),
-            counts(p.memories, p.edges, p.tags)
-        )));
+                scope.describe(),
+                counts(p.memories, p.edges, p.tags)
+            )
+            .into(),
+        ));
     }
     let c = delete(app, &store_scope)?;
     access.audit(&format!(
@@ -282,9 +285,10 @@ fn to_forget(app: &App, access: &Access, raw_id: &str) -> UseCaseResult<Memory> 
 }
 
 fn not_forgettable(id: MemoryId) -> UseCaseError {
-    UseCaseError::NotFound(format!(
-        "no memory has id {id}: take ids from mira_recall or mira_timeline (it may already be forgotten)"
-    ))
+    validate::unknown_id(
+        format!("no memory has id {id}: take ids from "),
+        " (it may already be forgotten)",
+    )
 }
 
 /// What forgetting `m` deletes, with `c` the counts of its deletion.

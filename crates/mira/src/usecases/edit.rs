@@ -70,7 +70,7 @@ pub fn edit(app: &App, access: &Access, req: &EditRequest) -> UseCaseResult<Edit
         if let Some(other) = app.store.find_by_hash(w, &hash)? {
             return Err(UseCaseError::Invalid(format!(
                 "wing '{w}' already holds the same text (memory {other}): forget one of the two instead of moving this one"
-            )));
+            ).into()));
         }
         m.wing = w.to_owned();
         changed.push("wing");
@@ -100,9 +100,9 @@ pub fn edit(app: &App, access: &Access, req: &EditRequest) -> UseCaseResult<Edit
             fingerprint: m.fingerprint.clone(),
         };
         if !app.store.edit_memory(id, &edit)? {
-            return Err(UseCaseError::NotFound(format!(
-                "memory {id} was forgotten meanwhile: nothing was changed"
-            )));
+            return Err(UseCaseError::NotFound(
+                format!("memory {id} was forgotten meanwhile: nothing was changed").into(),
+            ));
         }
         app.sync_index();
     }

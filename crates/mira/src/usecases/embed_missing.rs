@@ -17,7 +17,7 @@ pub fn embed_missing(app: &App, progress: &mut dyn FnMut(u64, u64)) -> UseCaseRe
         return Err(UseCaseError::Invalid(format!(
             "no embedding model in {}: install it with scripts/fetch-model.sh (or point embeddings.model_dir at it), then run this again",
             app.model_dir().display()
-        )));
+        ).into()));
     };
     let total = app.store.count_without_embedding(app.model_name(), None)?;
     let batch_size = app.config.embeddings.batch_size.max(1);

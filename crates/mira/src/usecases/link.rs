@@ -9,6 +9,7 @@ use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
 use chrono::Utc;
 use mira_core::memory::{Memory, MemoryId, RelationType};
+use mira_core::message::{Message, Term};
 use mira_core::render::short_id;
 use mira_store::Link;
 use serde::Serialize;
@@ -113,13 +114,17 @@ fn relation(raw: Option<&str>, allowed: &[RelationType]) -> UseCaseResult<Option
         .join(", ");
     match raw.to_ascii_lowercase().parse::<RelationType>() {
         Ok(r) if allowed.contains(&r) => Ok(Some(r)),
-        Ok(r) => Err(UseCaseError::Invalid(format!(
-            "relation '{r}' marks the older memory superseded, which a link does not do: to replace it, store the new memory as superseding the old one (mira_store); to link them, give one of {names}"
-        ))),
+        Ok(r) => Err(UseCaseError::Invalid(
+            Message::from(format!(
+                "relation '{r}' marks the older memory superseded, which a link does not do: to replace it, store the new memory as superseding the old one ("
+            ))
+            .then(Term::Store)
+            .then(format!("); to link them, give one of {names}")),
+        )),
         Err(_) => Err(UseCaseError::Invalid(format!(
             "relation '{}' is not known: give one of {names} (the later memory happened because of the earlier one, was triggered by it, or resolves it)",
             raw.escape_debug()
-        ))),
+        ).into())),
     }
 }
 
@@ -133,16 +138,20 @@ fn ends(
     let from = validate::memory_id(&*app.store, &req.from)?;
     let to = validate::memory_id(&*app.store, &req.to)?;
     if from == to {
-        return Err(UseCaseError::Invalid(format!(
-            "from and to are the same memory ({}): a link joins two memories",
-            short_id(from)
-        )));
+        return Err(UseCaseError::Invalid(
+            format!(
+                "from and to are the same memory ({}): a link joins two memories",
+                short_id(from)
+            )
+            .into(),
+        ));
     }
     let mut found = app.store.memories(&[from, to])?;
     let missing = |id: MemoryId| {
-        UseCaseError::NotFound(format!(
-            "no memory has id {id}: take ids from mira_recall or mira_timeline (it may have been forgotten)"
-        ))
+        validate::unknown_id(
+            format!("no memory has id {id}: take ids from "),
+            " (it may have been forgotten)",
+        )
     };
     let a = found.remove(&from).ok_or_else(|| missing(from))?;
     let b = found.remove(&to).ok_or_else(|| missing(to))?;
@@ -158,13 +167,16 @@ pub fn link(app: &App, access: &Access, req: &LinkRequest) -> UseCaseResult<Link
     let relation = relation(req.relation.as_deref(), &RELATIONS)?.unwrap_or(RelationType::Because);
     let (from, to) = ends(app, req, |w| access.check_write(w))?;
     if from.wing != to.wing {
-        return Err(UseCaseError::Invalid(format!(
-            "{} is in wing '{}' and {} in wing '{}': a link joins two memories of one wing",
-            short_id(from.id),
-            from.wing,
-            short_id(to.id),
-            to.wing
-        )));
+        return Err(UseCaseError::Invalid(
+            format!(
+                "{} is in wing '{}' and {} in wing '{}': a link joins two memories of one wing",
+                short_id(from.id),
+                from.wing,
+                short_id(to.id),
+                to.wing
+            )
+            .into(),
+        ));
     }
     if from.created_at > to.created_at {
         return Err(UseCaseError::Invalid(format!(
@@ -173,7 +185,7 @@ pub fn link(app: &App, access: &Access, req: &LinkRequest) -> UseCaseResult<Link
             from.created_at.format("%Y-%m-%d %H:%M"),
             short_id(to.id),
             to.created_at.format("%Y-%m-%d %H:%M")
-        )));
+        ).into()));
     }
     let link = Link {
         from: from.id,
@@ -213,12 +225,18 @@ pub fn unlink(app: &App, access: &Access, req: &LinkRequest) -> UseCaseResult<Un
         ));
     }
     if removed.is_empty() {
-        return Err(UseCaseError::NotFound(format!(
-            "{} and {} are not linked{}: mira_causal_chain with include_consequences lists a memory's links",
-            short_id(a.id),
-            short_id(b.id),
-            relation.map(|r| format!(" by '{r}'")).unwrap_or_default()
-        )));
+        return Err(UseCaseError::NotFound(
+            Message::from(format!(
+                "{} and {} are not linked{}: ",
+                short_id(a.id),
+                short_id(b.id),
+                relation.map(|r| format!(" by '{r}'")).unwrap_or_default()
+            ))
+            .then(Term::CausalChain)
+            .then(" with ")
+            .then(Term::IncludeConsequences)
+            .then(" lists a memory's links"),
+        ));
     }
     Ok(UnlinkOutcome {
         removed: removed

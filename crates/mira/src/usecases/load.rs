@@ -1,7 +1,7 @@
 //! The load use case: one memory in full, by id.
 
 use super::access::Access;
-use super::{validate, UseCaseError, UseCaseResult};
+use super::{validate, UseCaseResult};
 use crate::App;
 use mira_core::memory::{Fingerprint, MemoryId, MemoryType, RelationType};
 use mira_core::tags::Tag;
@@ -23,9 +23,10 @@ pub fn load(app: &App, access: &Access, raw_id: &str) -> UseCaseResult<StoredMem
 pub(crate) fn existing(app: &App, raw_id: &str) -> UseCaseResult<StoredMemory> {
     let id = validate::memory_id(&*app.store, raw_id)?;
     app.store.load(id)?.ok_or_else(|| {
-        UseCaseError::NotFound(format!(
-            "no memory has id {id}: take ids from mira_recall or mira_timeline (it may have been cleared)"
-        ))
+        validate::unknown_id(
+            format!("no memory has id {id}: take ids from "),
+            " (it may have been cleared)",
+        )
     })
 }
 

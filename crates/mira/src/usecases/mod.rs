@@ -22,17 +22,18 @@ pub mod transfer;
 pub mod validate;
 
 /// Error of a use case, split by who must act: the caller (bad input, unknown id) or mira.
+/// A message names tools and arguments as [`mira_core::message::Term`]s, which each surface words its own way.
 #[derive(Debug, thiserror::Error)]
 pub enum UseCaseError {
     /// The input is invalid; the message says how to fix it.
     #[error("{0}")]
-    Invalid(String),
+    Invalid(mira_core::message::Message),
     /// The requested item does not exist; the message says where valid ids come from.
     #[error("{0}")]
-    NotFound(String),
+    NotFound(mira_core::message::Message),
     /// The caller's token does not give the right; the message names the token and the wing.
     #[error("{0}")]
-    Forbidden(String),
+    Forbidden(mira_core::message::Message),
     /// mira failed (database, model).
     #[error(transparent)]
     Internal(#[from] anyhow::Error),

@@ -29,9 +29,9 @@ pub fn set_pinned(
     access.check_write(&m.memory.wing)?;
     let id = m.memory.id;
     if !app.store.set_pinned(id, pinned)? {
-        return Err(UseCaseError::NotFound(format!(
-            "no memory has id {id}: take ids from mira recall or mira timeline"
-        )));
+        return Err(UseCaseError::NotFound(
+            format!("no memory has id {id}: take ids from mira recall or mira timeline").into(),
+        ));
     }
     app.sync_index();
     Ok(PinOutcome { id, pinned })

@@ -73,16 +73,17 @@ pub fn list(app: &App) -> UseCaseResult<Vec<DeadLetterView>> {
 pub fn replay(app: &App, id: Option<&str>) -> UseCaseResult<Vec<ReplayResult>> {
     let letters = match id {
         Some(id) => vec![app.store.dead_letter(id)?.ok_or_else(|| {
-            UseCaseError::NotFound(format!(
-                "no dead letter has id {id}: `mira webhooks dead-letters` lists them"
-            ))
+            UseCaseError::NotFound(
+                format!("no dead letter has id {id}: `mira webhooks dead-letters` lists them")
+                    .into(),
+            )
         })?],
         None => app.store.dead_letters(usize::MAX)?,
     };
     let config = &app.config.webhooks;
     let courier = Courier::new(
         config,
-        endpoints(config).map_err(|e| UseCaseError::Invalid(format!("{e:#}")))?,
+        endpoints(config).map_err(|e| UseCaseError::Invalid(format!("{e:#}").into()))?,
         app.store.clone(),
         app.metrics.clone(),
     )?;

@@ -66,9 +66,7 @@ pub fn supersede(
     }
     let load = |id: MemoryId| -> UseCaseResult<StoredMemory> {
         app.store.load(id)?.ok_or_else(|| {
-            UseCaseError::NotFound(format!(
-                "no memory has id {id}: take ids from mira_recall or mira_timeline"
-            ))
+            validate::unknown_id(format!("no memory has id {id}: take ids from "), "")
         })
     };
     let (o, n) = (load(old)?.memory, load(new)?.memory);
@@ -84,12 +82,15 @@ pub fn supersede(
     if req.undo {
         match o.superseded_by {
             Some(by) if by != new => {
-                return Err(UseCaseError::Invalid(format!(
-                    "{} is superseded by {}, not by {}: undo that one instead",
-                    short_id(old),
-                    short_id(by),
-                    short_id(new)
-                )))
+                return Err(UseCaseError::Invalid(
+                    format!(
+                        "{} is superseded by {}, not by {}: undo that one instead",
+                        short_id(old),
+                        short_id(by),
+                        short_id(new)
+                    )
+                    .into(),
+                ))
             }
             Some(_) => {
                 app.store.set_superseded_by(old, None)?;
@@ -106,16 +107,19 @@ pub fn supersede(
                 o.wing,
                 short_id(new),
                 n.wing
-            )));
+            ).into()));
         }
         if n.superseded_by == Some(old) {
-            return Err(UseCaseError::Invalid(format!(
+            return Err(UseCaseError::Invalid(
+                format!(
                 "{} already replaces {}: undo that first (mira_supersede old={} new={} undo=true)",
                 short_id(old),
                 short_id(new),
                 short_id(new),
                 short_id(old)
-            )));
+            )
+                .into(),
+            ));
         }
         if let Some(by) = o.superseded_by {
             return Err(UseCaseError::Invalid(format!(
@@ -124,7 +128,7 @@ pub fn supersede(
                 short_id(by),
                 short_id(old),
                 short_id(by)
-            )));
+            ).into()));
         }
         app.store.set_superseded_by(old, Some(new))?;
         outcome.superseded = true;
@@ -148,10 +152,13 @@ pub fn supersede(
 pub fn reason(raw: Option<&str>) -> UseCaseResult<Option<String>> {
     let reason = raw.map(str::trim).filter(|r| !r.is_empty());
     match reason {
-        Some(r) if r.len() > MAX_REASON => Err(UseCaseError::Invalid(format!(
-            "reason is {} bytes, longer than {MAX_REASON}: say it in a sentence",
-            r.len()
-        ))),
+        Some(r) if r.len() > MAX_REASON => Err(UseCaseError::Invalid(
+            format!(
+                "reason is {} bytes, longer than {MAX_REASON}: say it in a sentence",
+                r.len()
+            )
+            .into(),
+        )),
         _ => Ok(reason.map(str::to_owned)),
     }
 }

@@ -10,6 +10,7 @@ use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, Utc};
 use mira_core::memory::{Memory, MemoryId, MemoryType};
+use mira_core::message::{Message, Term};
 use mira_core::render::short_id;
 use mira_store::{Source, StoredMemory, TimelineQuery};
 use serde::Serialize;
@@ -98,7 +99,7 @@ pub struct TimelineOutcome {
     pub next_cursor: Option<String>,
 }
 
-fn invalid(msg: impl Into<String>) -> UseCaseError {
+fn invalid(msg: impl Into<Message>) -> UseCaseError {
     UseCaseError::Invalid(msg.into())
 }
 
@@ -235,11 +236,14 @@ fn decode_cursor(raw: &str) -> UseCaseResult<(i64, i64)> {
         .and_then(|rest| rest.split_once('.'))
         .and_then(|(ms, seq)| Some((ms.parse().ok()?, seq.parse().ok()?)));
     parsed.ok_or_else(|| {
-        invalid(format!(
-            "cursor '{}' is not one mira_timeline printed: pass the next_cursor value of the previous page unchanged, \
-             or omit it to start from the beginning",
-            raw.escape_debug()
-        ))
+        invalid(
+            Message::from(format!("cursor '{}' is not one ", raw.escape_debug()))
+                .then(Term::Timeline)
+                .then(
+                    " printed: pass the next_cursor value of the previous page unchanged, \
+                     or omit it to start from the beginning",
+                ),
+        )
     })
 }
 

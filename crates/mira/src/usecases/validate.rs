@@ -2,6 +2,7 @@
 
 use super::{UseCaseError, UseCaseResult};
 use mira_core::memory::{parse_id_ref, IdRef, MemoryId, MemoryType};
+use mira_core::message::{Message, Term};
 use mira_store::MemoryStore;
 
 /// Largest content accepted, in bytes of UTF-8.
@@ -9,8 +10,20 @@ pub const MAX_CONTENT_BYTES: usize = 64 * 1024;
 /// Longest wing or room name, in characters.
 pub const MAX_NAME_CHARS: usize = 64;
 
-fn invalid(msg: impl Into<String>) -> UseCaseError {
+fn invalid(msg: impl Into<Message>) -> UseCaseError {
     UseCaseError::Invalid(msg.into())
+}
+
+/// A memory that is not there: `lead` (ending in "take ids from "), the tools that list ids,
+/// then `tail`.
+pub(crate) fn unknown_id(lead: String, tail: &str) -> UseCaseError {
+    UseCaseError::NotFound(
+        Message::from(lead)
+            .then(Term::Recall)
+            .then(" or ")
+            .then(Term::Timeline)
+            .then(tail),
+    )
 }
 
 /// Checks a memory's content: not blank, at most 64 KiB, no NUL or control characters
@@ -61,9 +74,9 @@ pub fn created_at(value: &str) -> UseCaseResult<chrono::DateTime<chrono::Utc>> {
     chrono::DateTime::parse_from_rfc3339(value.trim())
         .map(|t| t.with_timezone(&chrono::Utc))
         .map_err(|e| {
-            UseCaseError::Invalid(format!(
-                "created_at '{value}' is not an RFC 3339 time ({e}): write it like 2024-03-01T12:00:00Z"
-            ))
+            invalid(Term::CreatedAt.then(format!(
+                " '{value}' is not an RFC 3339 time ({e}): write it like 2024-03-01T12:00:00Z"
+            )))
         })
 }
 
@@ -75,16 +88,16 @@ pub fn when_and_session(
 ) -> UseCaseResult<()> {
     if let Some(t) = created_at {
         if t > chrono::Utc::now() + chrono::Duration::days(1) {
-            return Err(UseCaseError::Invalid(format!(
-                "created_at {t} is in the future: give when it happened (default: now)"
-            )));
+            return Err(invalid(Term::CreatedAt.then(format!(
+                " {t} is in the future: give when it happened (default: now)"
+            ))));
         }
     }
     if let Some(s) = session_id {
         let n = s.chars().count();
         if n == 0 || n > 200 || s.chars().any(char::is_control) {
-            return Err(UseCaseError::Invalid(
-                "session_id must be 1-200 characters without control characters".into(),
+            return Err(invalid(
+                Term::SessionId.then(" must be 1-200 characters without control characters"),
             ));
         }
     }
@@ -125,9 +138,10 @@ pub fn memory_id(store: &dyn MemoryStore, value: &str) -> UseCaseResult<MemoryId
         IdRef::Prefix(p) => p,
     };
     match store.ids_with_prefix(&prefix, 3)?.as_slice() {
-        [] => Err(UseCaseError::NotFound(format!(
-            "no memory has an id starting with {prefix}: take ids from mira_recall or mira_timeline (it may have been forgotten)"
-        ))),
+        [] => Err(unknown_id(
+            format!("no memory has an id starting with {prefix}: take ids from "),
+            " (it may have been forgotten)",
+        )),
         [id] => Ok(*id),
         many => Err(invalid(format!(
             "id {prefix} is ambiguous: {} memories start with it ({}…): give more of its digits",

@@ -376,3 +376,72 @@ fn bare_mira_on_a_terminal_says_what_it_waits_for() {
         "{piped:?}"
     );
 }
+
+/// Use-case errors name their argument in each surface's words (the CLI's flag, MCP's argument)
+/// while the user's own text, even when it spells an argument's name, comes back intact.
+#[test]
+fn an_error_names_the_argument_in_each_surfaces_words_and_keeps_the_users_text() {
+    use crate::mcp_common::{is_error, serial, text, StdioClient};
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let values = [
+        "created_at yesterday",
+        "session_id max_depth",
+        "mira_recall from_model to_model",
+    ];
+    for value in values {
+        let out = mira(dir.path())
+            .args(["store", "x", "--wing", "w", "--created-at", value])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{value}: {err}");
+        assert!(
+            err.contains(&format!(
+                "error: --created-at '{value}' is not an RFC 3339 time"
+            )),
+            "{value}: {err}"
+        );
+    }
+    // A wing spelled like an argument, listed back by a failing recall's hint.
+    stdout(mira(dir.path()).args(["store", common::SEED, "--wing", "older_than_days"]));
+    let out = mira(dir.path())
+        .args(["recall", "PostgreSQL", "--wing", "nowhere"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Existing wings: older_than_days"), "{err}");
+    let out = mira(dir.path())
+        .args([
+            "causal",
+            &uuid::Uuid::new_v4().to_string(),
+            "--max-depth",
+            "99",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("error: --max-depth 99 is out of range"),
+        "{err}"
+    );
+
+    let mut client = StdioClient::spawn(dir.path(), &["serve"]);
+    client.initialize();
+    for value in values {
+        let r = client.call_tool(
+            "mira_store",
+            serde_json::json!({"content": "x", "wing": "w", "created_at": value}),
+        );
+        assert!(is_error(&r), "{r}");
+        assert!(
+            text(&r).starts_with(&format!("created_at '{value}' is not an RFC 3339 time")),
+            "{r}"
+        );
+    }
+    let r = client.call_tool(
+        "mira_causal_chain",
+        serde_json::json!({"id": uuid::Uuid::new_v4().to_string(), "max_depth": 99}),
+    );
+    assert!(text(&r).starts_with("max_depth 99 is out of range"), "{r}");
+}

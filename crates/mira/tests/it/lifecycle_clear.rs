@@ -236,7 +236,7 @@ fn scope_arguments_follow_the_reference_modes() {
         |mode: Option<&str>, wing: Option<&str>, room: Option<&str>| match ClearScope::from_args(
             mode, wing, room,
         ) {
-            Err(UseCaseError::Invalid(m)) => m,
+            Err(UseCaseError::Invalid(m)) => m.to_string(),
             other => panic!("{other:?}"),
         };
     assert!(err(None, None, None)

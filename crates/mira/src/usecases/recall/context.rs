@@ -334,5 +334,5 @@ fn too_small(budget: u32, need: u32, what: &str, app: &App) -> UseCaseError {
     UseCaseError::Invalid(format!(
         "budget {budget} is too small: {what} take {need} tokens; give a budget of at least {need} (whole memories need more; the default is {})",
         app.config.allocator.default_budget
-    ))
+    ).into())
 }

@@ -248,9 +248,12 @@ fn validate_request(app: &App, req: &RecallRequest) -> UseCaseResult<u32> {
     }
     let n = req.query.chars().count();
     if n > MAX_QUERY_CHARS {
-        return Err(UseCaseError::Invalid(format!(
+        return Err(UseCaseError::Invalid(
+            format!(
             "query is {n} characters; the limit is {MAX_QUERY_CHARS}: shorten it to the key words"
-        )));
+        )
+            .into(),
+        ));
     }
     if req.query.contains('\0') {
         return Err(UseCaseError::Invalid(
@@ -270,7 +273,7 @@ fn validate_request(app: &App, req: &RecallRequest) -> UseCaseResult<u32> {
         return Err(UseCaseError::Invalid(format!(
             "budget {budget} is out of range: give a number of tokens from 1 to {MAX_BUDGET} (default {})",
             app.config.allocator.default_budget
-        )));
+        ).into()));
     }
     Ok(budget as u32)
 }
@@ -468,17 +471,19 @@ pub fn recall(app: &App, access: &Access, req: &RecallRequest) -> UseCaseResult<
             let wing = match wings.len() {
                 1 => wings.iter().next().cloned(),
                 0 => {
-                    return Err(UseCaseError::Forbidden(format!(
-                        "{} may not recall: it reads no wing",
-                        access.who()
-                    )))
+                    return Err(UseCaseError::Forbidden(
+                        format!("{} may not recall: it reads no wing", access.who()).into(),
+                    ))
                 }
                 _ => {
-                    return Err(UseCaseError::Invalid(format!(
-                        "{} reads {}: name one of them as wing (and others as fallback_wings)",
-                        access.who(),
-                        access.reads()
-                    )))
+                    return Err(UseCaseError::Invalid(
+                        format!(
+                            "{} reads {}: name one of them as wing (and others as fallback_wings)",
+                            access.who(),
+                            access.reads()
+                        )
+                        .into(),
+                    ))
                 }
             };
             scoped = RecallRequest {

@@ -104,10 +104,13 @@ fn full_text(
         Some(rank) => match app.store.database() {
             Database::Postgres(pg) => pg.text_search(input.query, input.k, &input.filter, rank)?,
             Database::Sqlite(_) => {
-                return Err(UseCaseError::Invalid(format!(
-                    "the ranking {} is PostgreSQL's: use storage.backend: postgres",
-                    rank.name()
-                )))
+                return Err(UseCaseError::Invalid(
+                    format!(
+                        "the ranking {} is PostgreSQL's: use storage.backend: postgres",
+                        rank.name()
+                    )
+                    .into(),
+                ))
             }
         },
     };

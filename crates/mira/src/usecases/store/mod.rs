@@ -9,7 +9,7 @@ pub(crate) use batch::WINDOW;
 pub use batch::{store_batch, store_batch_reporting};
 
 use super::access::Access;
-use super::{validate, UseCaseError, UseCaseResult};
+use super::{validate, UseCaseResult};
 use crate::webhooks::{EventKind, MemoryEvent};
 use crate::App;
 use anyhow::Context;
@@ -288,9 +288,10 @@ fn new_memory(
     }
     for &(target, relation) in &p.causes {
         if reads.get(target, Parts::NONE)?.is_none() && !batch.holds(target) {
-            return Err(UseCaseError::NotFound(format!(
-                "causes: no memory has id {target}; take ids from mira_recall or mira_timeline"
-            )));
+            return Err(validate::unknown_id(
+                format!("causes: no memory has id {target}; take ids from "),
+                "",
+            ));
         }
         links.retain(|l| l.target != target);
         links.push(LinkOutcome {
@@ -306,9 +307,10 @@ fn new_memory(
         .collect();
     if let Some(explicit) = p.supersedes {
         if reads.get(explicit, Parts::NONE)?.is_none() {
-            return Err(UseCaseError::NotFound(format!(
-                "supersedes: no memory has id {explicit}; take ids from mira_recall or mira_timeline"
-            )));
+            return Err(validate::unknown_id(
+                format!("supersedes: no memory has id {explicit}; take ids from "),
+                "",
+            ));
         }
         superseded.push(explicit);
     }

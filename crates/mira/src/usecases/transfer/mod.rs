@@ -180,7 +180,7 @@ pub fn import_locomo(
     progress: &mut dyn FnMut(u64, u64),
 ) -> UseCaseResult<ImportReport> {
     let conv = crate::locomo::parse_conversation(path)
-        .map_err(|e| UseCaseError::Invalid(format!("{e:#}")))?;
+        .map_err(|e| UseCaseError::Invalid(format!("{e:#}").into()))?;
     let wing = wing.map_or_else(|| conv.wing(), str::to_owned);
     validate::name("wing", &wing)?;
     let mut report = ImportReport::default();
