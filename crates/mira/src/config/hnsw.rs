@@ -1,0 +1,28 @@
+//! `hnsw:`: the HNSW index.
+
+use serde::{Deserialize, Serialize};
+
+/// `hnsw:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HnswConfig {
+    /// Graph degree M.
+    #[serde(rename = "M")]
+    pub m: usize,
+    /// Candidate list size while building (0: the library's default).
+    pub ef_construction: usize,
+    /// Candidate list size while searching.
+    pub ef_search: usize,
+    /// Below this many memories the exact scan is used.
+    pub exact_threshold: usize,
+}
+impl Default for HnswConfig {
+    fn default() -> Self {
+        HnswConfig {
+            m: 32,
+            ef_construction: 0,
+            ef_search: 100,
+            exact_threshold: 20_000,
+        }
+    }
+}
