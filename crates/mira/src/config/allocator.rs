@@ -1,5 +1,7 @@
 //! `allocator:`: the Context Budget Allocator.
 
+use super::checks::in_range;
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 /// `allocator:`.
@@ -28,5 +30,20 @@ impl Default for AllocatorConfig {
             redundancy_threshold: 0.95,
             pinned_share: 0.2,
         }
+    }
+}
+
+impl AllocatorConfig {
+    /// Checks `allocator:`.
+    pub(super) fn validate(&self) -> Result<()> {
+        in_range(self.default_budget, 1..=100_000, "allocator.default_budget")?;
+        in_range(self.max_candidates, 1..=10_000, "allocator.max_candidates")?;
+        in_range(self.relevance_floor, 0.0..=1.0, "allocator.relevance_floor")?;
+        in_range(
+            self.redundancy_threshold,
+            0.0..=1.0,
+            "allocator.redundancy_threshold",
+        )?;
+        in_range(self.pinned_share, 0.0..=1.0, "allocator.pinned_share")
     }
 }

@@ -1,5 +1,7 @@
 //! `archive_thresholds:`: when `mira archive` archives a type by age.
 
+use super::checks::check;
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 /// `archive_thresholds:` (days; absent types never auto-archive). Only session notes and debug
@@ -27,5 +29,33 @@ impl Default for ArchiveThresholds {
             fact: None,
             preference: None,
         }
+    }
+}
+
+impl ArchiveThresholds {
+    /// Checks `archive_thresholds:`.
+    pub(super) fn validate(&self) -> Result<()> {
+        for (k, v) in [
+            ("session_note", self.session_note),
+            ("debug_log", self.debug_log),
+        ] {
+            check(
+                v != Some(0),
+                &format!("archive_thresholds.{k}"),
+                "must be at least 1 day (omit it to never archive)",
+            )?;
+        }
+        for (k, v) in [
+            ("decision", self.decision),
+            ("fact", self.fact),
+            ("preference", self.preference),
+        ] {
+            check(
+                v.is_none(),
+                &format!("archive_thresholds.{k}"),
+                "must be null: decisions, facts and preferences never age out of recall (archive one by id: mira archive --id ID)",
+            )?;
+        }
+        Ok(())
     }
 }

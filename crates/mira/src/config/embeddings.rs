@@ -1,5 +1,7 @@
 //! `embeddings:`: the embedding model.
 
+use super::checks::{at_least, check, in_range, in_range_noted};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -43,5 +45,24 @@ impl EmbeddingsConfig {
             threads: self.threads,
             batch_size: self.batch_size,
         }
+    }
+}
+
+impl EmbeddingsConfig {
+    /// Checks `embeddings:`.
+    pub(super) fn validate(&self) -> Result<()> {
+        check(
+            self.dimension == 384,
+            "embeddings.dimension",
+            "must be 384 (all-MiniLM-L6-v2)",
+        )?;
+        in_range(self.batch_size, 1..=1024, "embeddings.batch_size")?;
+        at_least(self.cache_size, 1, "embeddings.cache_size")?;
+        in_range_noted(
+            self.threads,
+            0..=256,
+            "embeddings.threads",
+            "(0: every core)",
+        )
     }
 }

@@ -1,5 +1,7 @@
 //! `extraction:`: store-time extraction.
 
+use super::checks::{at_least, in_range};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 /// `extraction:`.
@@ -26,5 +28,28 @@ impl Default for ExtractionConfig {
             causal_min_similarity: 0.45,
             near_duplicate_threshold: 0.95,
         }
+    }
+}
+
+impl ExtractionConfig {
+    /// Checks `extraction:`.
+    pub(super) fn validate(&self) -> Result<()> {
+        in_range(
+            self.min_entity_length,
+            1..=64,
+            "extraction.min_entity_length",
+        )?;
+        in_range(self.causal_lookback, 1..=1000, "extraction.causal_lookback")?;
+        at_least(self.causal_max_days, 1, "extraction.causal_max_days")?;
+        in_range(
+            self.causal_min_similarity,
+            0.0..=1.0,
+            "extraction.causal_min_similarity",
+        )?;
+        in_range(
+            self.near_duplicate_threshold,
+            0.0..=1.0,
+            "extraction.near_duplicate_threshold",
+        )
     }
 }

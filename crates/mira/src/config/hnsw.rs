@@ -1,5 +1,7 @@
 //! `hnsw:`: the HNSW index.
 
+use super::checks::in_range;
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 /// `hnsw:`.
@@ -24,5 +26,14 @@ impl Default for HnswConfig {
             ef_search: 100,
             exact_threshold: 20_000,
         }
+    }
+}
+
+impl HnswConfig {
+    /// Checks `hnsw:`.
+    pub(super) fn validate(&self) -> Result<()> {
+        in_range(self.m, 2..=128, "hnsw.M")?;
+        in_range(self.ef_construction, 0..=4096, "hnsw.ef_construction")?;
+        in_range(self.ef_search, 1..=4096, "hnsw.ef_search")
     }
 }

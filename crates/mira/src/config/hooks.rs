@@ -1,5 +1,7 @@
 //! `hooks:`: what `mira hook` does for a coding agent's client.
 
+use super::checks::{check, in_range};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 /// `hooks:`, what `mira hook` does for a coding agent's client.
@@ -28,5 +30,34 @@ impl Default for HooksConfig {
             session_start_budget: 1500,
             user_prompt_budget: 600,
         }
+    }
+}
+
+impl HooksConfig {
+    /// Checks `hooks:`.
+    pub(super) fn validate(&self) -> Result<()> {
+        in_range(
+            self.session_start_budget,
+            100..=100_000,
+            "hooks.session_start_budget",
+        )?;
+        in_range(
+            self.user_prompt_budget,
+            100..=100_000,
+            "hooks.user_prompt_budget",
+        )?;
+        for (key, name) in self
+            .capture_skip_wings
+            .iter()
+            .map(|w| ("hooks.capture_skip_wings", w))
+            .chain(self.wing.iter().map(|w| ("hooks.wing", w)))
+        {
+            check(
+                crate::usecases::validate::name("wing", name).is_ok(),
+                key,
+                "must be wing names: 1-64 ASCII letters, digits, '-', '_' or '.'",
+            )?;
+        }
+        Ok(())
     }
 }

@@ -1,6 +1,6 @@
 //! `mcp:`: the MCP server, its HTTP transport and its tokens.
 
-use super::Config;
+use super::checks::{at_least, check};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
@@ -90,13 +90,26 @@ impl Default for McpConfig {
     }
 }
 
-impl Config {
+impl McpConfig {
+    /// Checks `mcp:`.
+    pub(super) fn validate(&self) -> Result<()> {
+        at_least(self.timeout_seconds, 1, "mcp.timeout_seconds")?;
+        check(
+            self.http.addr.parse::<std::net::SocketAddr>().is_ok(),
+            "mcp.http.addr",
+            "must be an IP:port address such as 127.0.0.1:8765",
+        )?;
+        self.http.validate_tokens()
+    }
+}
+
+impl McpHttpConfig {
     /// Checks `mcp.http.tokens`: names and digests unique and well formed, wings valid names
     /// or `*`.
-    pub(super) fn validate_tokens(&self) -> Result<()> {
+    fn validate_tokens(&self) -> Result<()> {
         let mut names = std::collections::HashSet::new();
         let mut digests = std::collections::HashSet::new();
-        for (i, t) in self.mcp.http.tokens.iter().enumerate() {
+        for (i, t) in self.tokens.iter().enumerate() {
             let key = format!("mcp.http.tokens[{i}]");
             if crate::usecases::validate::name("name", &t.name).is_err() {
                 bail!("{key}.name: give 1-64 ASCII letters, digits, '-', '_' or '.' (e.g. ci-bot)");

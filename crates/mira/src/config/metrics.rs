@@ -1,5 +1,7 @@
 //! `metrics:`: the health and Prometheus endpoints.
 
+use super::checks::check;
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 /// `metrics:`.
@@ -23,5 +25,19 @@ impl Default for MetricsConfig {
             prometheus_addr: "127.0.0.1:9090".into(),
             auth_token: None,
         }
+    }
+}
+
+impl MetricsConfig {
+    /// Checks `metrics:` (the address only when the endpoints may be served).
+    pub(super) fn validate(&self) -> Result<()> {
+        if self.enabled == Some(false) {
+            return Ok(());
+        }
+        check(
+            self.prometheus_addr.parse::<std::net::SocketAddr>().is_ok(),
+            "metrics.prometheus_addr",
+            "must be an IP:port address such as 127.0.0.1:9090",
+        )
     }
 }

@@ -1,5 +1,7 @@
 //! `recall:`: the recall pipeline, its ranking and its "nothing relevant" rule.
 
+use super::checks::{in_range, in_range_noted};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 config_words! {
@@ -102,8 +104,9 @@ pub struct RankingConfig {
     /// In [0, 1]: how much a memory's own score limits what its neighbours add (0: not at
     /// all; 1: a perfect match gains nothing).
     pub propagation_saturation: f32,
-    /// What (≥ 0) each further memory of a session already ranked higher loses, so that the
-    /// best candidates reach more sessions (0: off).
+    /// What (≥ 0) each further memory of a session already ranked higher loses at most, in the
+    /// share it is longer than `propagation_tokens` (1 − propagation_tokens / tokens; short
+    /// memories lose nothing), so that the best candidates reach more sessions (0: off).
     pub session_diversity: f32,
     /// Added (≥ 0) to memories by or about the one person a query names.
     pub entity_boost: f32,
@@ -142,5 +145,68 @@ impl Default for RecallConfig {
             ranking: RankingConfig::default(),
             nothing_relevant: NothingRelevantConfig::default(),
         }
+    }
+}
+
+impl RecallConfig {
+    /// Checks `recall:`.
+    pub(super) fn validate(&self) -> Result<()> {
+        in_range(
+            self.query_expansion.num_variants,
+            0..=10,
+            "recall.query_expansion.num_variants",
+        )?;
+        self.ranking.validate()?;
+        self.nothing_relevant.validate()
+    }
+}
+
+impl RankingConfig {
+    /// Checks `recall.ranking:`.
+    fn validate(&self) -> Result<()> {
+        in_range(
+            self.lexical_weight,
+            0.0..=1.0,
+            "recall.ranking.lexical_weight",
+        )?;
+        in_range(self.propagation, 0.0..=10.0, "recall.ranking.propagation")?;
+        in_range(
+            self.propagation_decay,
+            0.0..=1.0,
+            "recall.ranking.propagation_decay",
+        )?;
+        in_range(
+            self.propagation_reach,
+            0..=10,
+            "recall.ranking.propagation_reach",
+        )?;
+        in_range_noted(
+            self.propagation_tokens,
+            0..=100_000,
+            "recall.ranking.propagation_tokens",
+            "(0: no limit)",
+        )?;
+        in_range(
+            self.propagation_saturation,
+            0.0..=1.0,
+            "recall.ranking.propagation_saturation",
+        )?;
+        in_range(
+            self.session_diversity,
+            0.0..=1.0,
+            "recall.ranking.session_diversity",
+        )?;
+        in_range(self.entity_boost, 0.0..=10.0, "recall.ranking.entity_boost")?;
+        in_range(self.bm25_k1, 0.0..=5.0, "recall.ranking.bm25_k1")?;
+        in_range(self.bm25_b, 0.0..=1.0, "recall.ranking.bm25_b")
+    }
+}
+
+impl NothingRelevantConfig {
+    /// Checks `recall.nothing_relevant:`.
+    fn validate(&self) -> Result<()> {
+        in_range(self.dense, 0.0..=1.0, "recall.nothing_relevant.dense")?;
+        in_range(self.lexical, 0.0..=1.0, "recall.nothing_relevant.lexical")?;
+        in_range(self.memories, 0..=100, "recall.nothing_relevant.memories")
     }
 }

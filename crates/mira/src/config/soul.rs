@@ -1,5 +1,7 @@
 //! `soul:`: the identity extension.
 
+use super::checks::{at_least, in_range};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 /// `soul.extraction:`.
@@ -105,4 +107,25 @@ pub struct SoulConfig {
     pub model_swap: SoulModelSwap,
     /// History.
     pub evolution: SoulEvolution,
+}
+
+impl SoulConfig {
+    /// Checks `soul:`.
+    pub(super) fn validate(&self) -> Result<()> {
+        in_range(
+            self.extraction.min_trait_confidence,
+            0.0..=1.0,
+            "soul.extraction.min_trait_confidence",
+        )?;
+        in_range(
+            self.drift_detection.threshold,
+            0.0..=1.0,
+            "soul.drift_detection.threshold",
+        )?;
+        at_least(
+            self.recall.default_budget_tokens,
+            1,
+            "soul.recall.default_budget_tokens",
+        )
+    }
 }

@@ -1,6 +1,8 @@
 //! `storage:`: the backend, its directory, PostgreSQL and SQLite options.
 
+use super::checks::{check, in_range};
 use super::Config;
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -175,5 +177,23 @@ impl Config {
             busy_timeout: std::time::Duration::from_millis(s.busy_timeout_ms),
             ..mira_store::SqliteOptions::default()
         }
+    }
+}
+
+impl StorageConfig {
+    /// Checks `storage:`.
+    pub(super) fn validate(&self) -> Result<()> {
+        let pg = &self.postgres;
+        check(
+            self.backend == StorageBackend::Sqlite || pg.url.is_some(),
+            "storage.postgres.url",
+            "must be set with storage.backend: postgres (or $MIRA_DATABASE_URL), as postgres://user:password@host:5432/mira",
+        )?;
+        in_range(pg.pool_size, 1..=1000, "storage.postgres.pool_size")?;
+        in_range(
+            pg.connect_timeout_secs,
+            1..=3600,
+            "storage.postgres.connect_timeout_secs",
+        )
     }
 }

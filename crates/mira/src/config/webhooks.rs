@@ -1,5 +1,7 @@
 //! `webhooks:`: outgoing webhooks.
 
+use super::checks::{at_least, check, in_range};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 /// One webhook endpoint: a URL, or an object with options.
@@ -71,5 +73,34 @@ impl Default for WebhooksConfig {
             circuit_cooldown_ms: 30_000,
             endpoints: vec![],
         }
+    }
+}
+
+impl WebhooksConfig {
+    /// Checks `webhooks:`.
+    pub(super) fn validate(&self) -> Result<()> {
+        at_least(self.workers, 1, "webhooks.workers")?;
+        at_least(self.queue_size, 1, "webhooks.queue_size")?;
+        at_least(self.timeout_seconds, 1, "webhooks.timeout_seconds")?;
+        in_range(self.max_retries, 0..=20, "webhooks.max_retries")?;
+        check(
+            self.backoff_initial_ms >= 1 && self.backoff_max_ms >= self.backoff_initial_ms,
+            "webhooks.backoff_initial_ms",
+            "must be at least 1 and at most webhooks.backoff_max_ms",
+        )?;
+        at_least(self.circuit_failures, 1, "webhooks.circuit_failures")?;
+        at_least(self.circuit_cooldown_ms, 1, "webhooks.circuit_cooldown_ms")?;
+        for (i, e) in self.endpoints.iter().enumerate() {
+            let url = match e {
+                WebhookEndpoint::Url(u) => u,
+                WebhookEndpoint::Detailed(d) => &d.url,
+            };
+            check(
+                url.starts_with("http://") || url.starts_with("https://"),
+                &format!("webhooks.endpoints[{i}]"),
+                "must be an http:// or https:// URL",
+            )?;
+        }
+        Ok(())
     }
 }
