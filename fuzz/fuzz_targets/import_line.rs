@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let m = &parsed.memory.memory;
     assert!(!m.content.trim().is_empty());
-    let back: mira_core::fingerprint::Fingerprint =
+    let back: mira_core::memory::Fingerprint =
         serde_json::from_str(&m.fingerprint.to_json()).expect("canonical fingerprint");
     assert_eq!(back, m.fingerprint);
 });

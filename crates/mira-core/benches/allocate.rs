@@ -3,9 +3,10 @@
 
 use chrono::TimeZone;
 use criterion::{criterion_group, criterion_main, Criterion};
-use mira_core::allocate::{allocate, AllocCandidate, AllocParams, RenderMode};
-use mira_core::fingerprint::Fingerprint;
+use mira_core::allocate::{allocate, AllocCandidate, AllocParams};
+use mira_core::memory::Fingerprint;
 use mira_core::memory::{Memory, MemoryType};
+use mira_core::render::RenderMode;
 use mira_core::{render, tokens};
 use std::hint::black_box;
 use uuid::Uuid;

@@ -24,8 +24,7 @@
 //! [`crate::render::mode_costs`], and of the day lines, [`crate::render::day_line`]). The same
 //! inputs always give the same output.
 
-/// The modes and their costs, defined with the rendering they describe.
-pub use crate::render::{ModeCosts, RenderMode, NOT_OFFERED};
+use crate::render::{ModeCosts, RenderMode};
 use std::collections::HashSet;
 
 /// A candidate memory as the allocator sees it.
@@ -168,6 +167,7 @@ pub fn allocate(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::NOT_OFFERED;
 
     fn cand(relevance: f32, h: u32, f: u32, v: u32) -> AllocCandidate {
         AllocCandidate {

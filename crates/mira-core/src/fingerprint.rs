@@ -64,9 +64,7 @@ use regex::Regex;
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
-/// What [`extract`] returns, defined with the memory types so that a memory does not depend on
-/// its extractor.
-pub use crate::memory::{Entity, EntityKind, Fingerprint};
+use crate::memory::{Entity, EntityKind, Fingerprint};
 
 /// Longest decision, in characters.
 const MAX_DECISION_CHARS: usize = 80;

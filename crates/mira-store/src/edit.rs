@@ -1,8 +1,8 @@
 //! Changing where a memory is filed (wing, room, type) with what is derived from its type.
 
-use mira_core::allocate::ModeCosts;
-use mira_core::fingerprint::Fingerprint;
+use mira_core::memory::Fingerprint;
 use mira_core::memory::MemoryType;
+use mira_core::render::ModeCosts;
 use mira_core::tags::Tag;
 
 /// A memory's new placement and everything derived from its type, written in one transaction.

@@ -31,8 +31,8 @@ pub use lifecycle::{
 };
 pub use migrations::{Migration, MIGRATIONS, PG_MIGRATIONS};
 pub use model::{
-    Card, CatalogRow, Edge, Embedding, Link, NewMemory, Parts, Relation, RestoreOutcome, RowFacts,
-    Scope, Source, StoreStats, StoredMemory, Unembedded,
+    Bookkeeping, Card, CatalogRow, Edge, Embedding, Link, NewMemory, Parts, Relation,
+    RestoreOutcome, Scope, Source, StoreStats, StoredMemory, Unembedded,
 };
 pub use postgres::{PgOptions, PgStore, TextRank, TlsMode};
 pub use sqlite::migrations::LATEST_VERSION;

@@ -4,8 +4,8 @@
 //! catalog holds it ([`Card`], [`CatalogRow`]) and the id parser.
 
 use crate::{Result, StoreError};
-use mira_core::allocate::ModeCosts;
 use mira_core::memory::{Memory, MemoryId, MemoryType, RelationType};
+use mira_core::render::ModeCosts;
 use mira_core::tags::Tag;
 use std::sync::Arc;
 
@@ -54,9 +54,11 @@ impl std::str::FromStr for Source {
     }
 }
 
-/// What a memory's row holds besides the [`Memory`] itself.
+/// The store's bookkeeping of a memory: what its row records besides the [`Memory`] itself
+/// (its hash, when it was stored and archived, its metadata, pin and source, the token costs of
+/// its renderings). None of it is extracted from the text.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct RowFacts {
+pub struct Bookkeeping {
     /// SHA-256 (hex) of the trimmed content: the exact-duplicate key within a wing.
     pub content_hash: String,
     /// When it was written (unix ms).
@@ -105,10 +107,10 @@ pub struct Edge {
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewMemory {
     /// T0, T1 and metadata. `archived` and `superseded_by` are not written from here:
-    /// [`RowFacts::archived_at`] and the relations say them.
+    /// [`Bookkeeping::archived_at`] and the relations say them.
     pub memory: Memory,
-    /// The rest of the row.
-    pub facts: RowFacts,
+    /// The rest of the row: the store's bookkeeping.
+    pub bookkeeping: Bookkeeping,
     /// Tags in extraction order.
     pub tags: Vec<Tag>,
     /// T2 (absent when the memory was stored without a model).
@@ -173,8 +175,8 @@ pub struct StoredMemory {
     pub seq: i64,
     /// T0, T1 and metadata.
     pub memory: Memory,
-    /// The rest of the row.
-    pub facts: RowFacts,
+    /// The rest of the row: the store's bookkeeping.
+    pub bookkeeping: Bookkeeping,
     /// Tags in stored order.
     pub tags: Vec<Tag>,
     /// T2, when it has one.
@@ -471,7 +473,7 @@ impl RawRow {
                 archived: self.archived_at.is_some(),
                 superseded_by: self.superseded_by,
             },
-            facts: RowFacts {
+            bookkeeping: Bookkeeping {
                 content_hash: self.content_hash,
                 stored_at: self.stored_at,
                 archived_at: self.archived_at,

@@ -2,11 +2,10 @@
 //! it relies on.
 
 use chrono::TimeZone;
-use mira_core::allocate::{
-    allocate, AllocCandidate, AllocParams, ModeCosts, RenderMode, Selection, NOT_OFFERED,
-};
-use mira_core::fingerprint::Fingerprint;
+use mira_core::allocate::{allocate, AllocCandidate, AllocParams, Selection};
+use mira_core::memory::Fingerprint;
 use mira_core::memory::{Memory, MemoryType};
+use mira_core::render::{ModeCosts, RenderMode, NOT_OFFERED};
 use mira_core::{render, tokens};
 use proptest::prelude::*;
 use std::collections::HashSet;

@@ -3,7 +3,8 @@
 
 use mira_core::causal::detect_cues;
 use mira_core::classify::classify;
-use mira_core::fingerprint::{extract, Fingerprint};
+use mira_core::fingerprint::extract;
+use mira_core::memory::Fingerprint;
 use mira_core::tags::extract_tags;
 use mira_core::MemoryType;
 use proptest::prelude::*;

@@ -12,8 +12,8 @@ use crate::model::{
     Link, NewMemory, Parts, Relation, RestoreOutcome, Scope, StoreStats, StoredMemory, Unembedded,
 };
 use crate::{DeadLetter, MemoryEdit, Result};
-use mira_core::allocate::ModeCosts;
 use mira_core::memory::{Memory, MemoryId, RelationType};
+use mira_core::render::ModeCosts;
 use mira_core::slots::Slot;
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -5,8 +5,8 @@
 use super::read::exists;
 use crate::model::{day_text, Edge, Link, NewMemory, Relation, RestoreOutcome};
 use crate::{MemoryEdit, Result};
-use mira_core::allocate::ModeCosts;
 use mira_core::memory::{MemoryId, RelationType};
+use mira_core::render::ModeCosts;
 use mira_core::tags::Tag;
 use postgres::Client;
 
@@ -44,7 +44,7 @@ pub(super) fn insert(c: &mut Client, batch: &[NewMemory]) -> Result<Vec<i64>> {
 
 fn insert_row(c: &mut Client, new: &NewMemory) -> Result<i64> {
     let m = &new.memory;
-    let f = &new.facts;
+    let f = &new.bookkeeping;
     let costs = f.costs;
     let cost = |pick: fn(&ModeCosts) -> u32| costs.map(|c| i64::from(pick(&c)));
     let created_at = m.created_at.timestamp_millis();
@@ -145,7 +145,7 @@ fn insert_links(c: &mut Client, new: &NewMemory) -> Result<()> {
     for old in &new.retracts {
         c.execute(
             "UPDATE verbatims SET archived_at = $1 WHERE id = $2 AND id <> $3 AND archived_at IS NULL",
-            &[&new.facts.stored_at, old, &id],
+            &[&new.bookkeeping.stored_at, old, &id],
         )?;
     }
     Ok(())

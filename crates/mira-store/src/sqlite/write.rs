@@ -5,8 +5,8 @@ use super::read::exists;
 use super::vector::encode_vector;
 use crate::model::{parse_id, Edge, Link, NewMemory, Relation, RestoreOutcome};
 use crate::{MemoryEdit, Result};
-use mira_core::allocate::ModeCosts;
 use mira_core::memory::{MemoryId, RelationType};
+use mira_core::render::ModeCosts;
 use mira_core::tags::Tag;
 use rusqlite::{params, Connection};
 
@@ -26,7 +26,7 @@ pub(super) fn insert(tx: &Connection, batch: &[NewMemory]) -> Result<Vec<i64>> {
 /// Writes the rows of one memory (T0, T1, T2, tags, slots); returns its `seq`.
 fn insert_row(tx: &Connection, new: &NewMemory) -> Result<i64> {
     let m = &new.memory;
-    let f = &new.facts;
+    let f = &new.bookkeeping;
     let id = m.id.to_string();
     tx.prepare_cached(
         "INSERT INTO verbatims (id, wing, room, memory_type, content, content_hash, token_count,
@@ -112,7 +112,7 @@ fn insert_links(tx: &Connection, new: &NewMemory) -> Result<()> {
         "UPDATE verbatims SET archived_at = ?1 WHERE id = ?2 AND id <> ?3 AND archived_at IS NULL",
     )?;
     for old in &new.retracts {
-        retract.execute(params![new.facts.stored_at, old.to_string(), key])?;
+        retract.execute(params![new.bookkeeping.stored_at, old.to_string(), key])?;
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ use mira_core::fingerprint::extract;
 use mira_core::memory::{Memory, MemoryId, MemoryType};
 use mira_core::tags::{Tag, TagKind};
 use mira_store::{
-    Embedding, NewMemory, PgOptions, PgStore, RowFacts, SqliteOptions, SqliteStore, Store,
+    Bookkeeping, Embedding, NewMemory, PgOptions, PgStore, SqliteOptions, SqliteStore, Store,
 };
 use mira_testkit::pg::TestDatabase;
 use std::sync::Arc;
@@ -118,7 +118,7 @@ pub fn memory(content: &str, wing: &str, at: i64, seed: u64) -> NewMemory {
             archived: false,
             superseded_by: None,
         },
-        facts: RowFacts {
+        bookkeeping: Bookkeeping {
             content_hash: format!("h-{content}"),
             stored_at: at + 5,
             archived_at: None,

@@ -45,7 +45,7 @@ backend_test! {
         assert_eq!(old.consequences.len(), 1);
         assert_eq!(old.consequences[0].other, update.memory.id);
         assert_eq!(old.memory.fingerprint, first.memory.fingerprint);
-        assert_eq!(old.facts, first.facts);
+        assert_eq!(old.bookkeeping, first.bookkeeping);
         assert_eq!(old.tags, first.tags, "tags keep their order");
         let v = &old.embedding.unwrap().vector;
         assert!(v
@@ -65,11 +65,11 @@ backend_test! {
         let stats = s.stats().unwrap();
         assert_eq!((stats.memories, stats.edges, stats.superseded), (2, 1, 1));
         assert_eq!(
-            s.find_by_hash("w", &update.facts.content_hash).unwrap(),
+            s.find_by_hash("w", &update.bookkeeping.content_hash).unwrap(),
             Some(update.memory.id)
         );
         assert_eq!(
-            s.find_by_hash("v", &update.facts.content_hash).unwrap(),
+            s.find_by_hash("v", &update.bookkeeping.content_hash).unwrap(),
             None
         );
         let prefix = &update.memory.id.to_string()[..8];
@@ -150,7 +150,7 @@ backend_test! {
         assert_eq!(rows[0].memory.superseded_by, Some(c));
         assert_eq!(rows[1].causes[0].confidence, 0.1 + 0.2);
         assert_eq!(rows[1].causes[0].detected_at, 42);
-        assert_eq!(rows[0].facts.stored_at, 105);
+        assert_eq!(rows[0].bookkeeping.stored_at, 105);
         // A second supersession never overwrites the first.
         let third = memory("third", "w", 300, 3);
         let again = Relation::Supersession {
@@ -415,11 +415,11 @@ backend_test! {
         assert!(s.edit_memory(m.memory.id, &edit).unwrap());
         let got = s.get(m.memory.id, ALL).unwrap().unwrap();
         assert_eq!(
-            (got.memory.wing.as_str(), got.facts.fingerprint_tokens),
+            (got.memory.wing.as_str(), got.bookkeeping.fingerprint_tokens),
             ("x", 9)
         );
-        assert!(got.tags.is_empty() && got.facts.pinned);
-        assert_eq!(got.facts.costs, Some(costs), "{}", b.name);
+        assert!(got.tags.is_empty() && got.bookkeeping.pinned);
+        assert_eq!(got.bookkeeping.costs, Some(costs), "{}", b.name);
     }
 }
 
@@ -677,12 +677,12 @@ backend_test! {
         let s = &*b.store;
         let stored = memory("We use sqlx for the ledger.", "w", 1_000, 1);
         let mut captured = memory("Request: add retries to the client.", "w", 2_000, 2);
-        captured.facts.source = mira_store::Source::Captured;
-        captured.facts.stored_at = 9_000;
+        captured.bookkeeping.source = mira_store::Source::Captured;
+        captured.bookkeeping.stored_at = 9_000;
         let mut pinned = memory("Never deploy on Fridays.", "w", 3_000, 3);
-        pinned.facts.pinned = true;
+        pinned.bookkeeping.pinned = true;
         let mut elsewhere = memory("Request: rename the crate.", "other", 4_000, 4);
-        elsewhere.facts.source = mira_store::Source::Captured;
+        elsewhere.bookkeeping.source = mira_store::Source::Captured;
         s.insert_memories(&[stored, captured.clone(), pinned.clone(), elsewhere])
             .unwrap();
         let query = |source, pinned_only| TimelineQuery {
@@ -716,7 +716,7 @@ backend_test! {
         assert_eq!(ids(query(None, true)), vec![pinned.memory.id], "{}", b.name);
         assert_eq!(ids(query(Some(mira_store::Source::Stored), false)).len(), 2);
         let read = s.get(captured.memory.id, Parts::NONE).unwrap().unwrap();
-        assert_eq!(read.facts.source, mira_store::Source::Captured);
+        assert_eq!(read.bookkeeping.source, mira_store::Source::Captured);
         let stats = s.stats().unwrap();
         assert_eq!(stats.captures.get("w"), Some(&(1, 9_000)), "{}", b.name);
         assert_eq!(stats.captures.len(), 2);

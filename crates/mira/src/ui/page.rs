@@ -73,7 +73,7 @@ fn later_versions(app: &App, m: &Memory) -> UseCaseResult<Vec<Memory>> {
 pub fn memory_page(app: &App, access: &Access, raw_id: &str) -> UseCaseResult<Value> {
     let loaded = load::load(app, access, raw_id)?;
     let m = &loaded.memory;
-    let meta = &loaded.facts;
+    let meta = &loaded.bookkeeping;
     let earlier = earlier_versions(app, m.id)?;
     let mut later = later_versions(app, m)?;
     later.retain(|v| access.may_read(&v.wing));

@@ -30,8 +30,8 @@
 
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
-use mira_core::allocate::ModeCosts;
 use mira_core::memory::{MemoryId, MemoryType, RelationType};
+use mira_core::render::ModeCosts;
 use mira_core::render::{self, RenderMode, NOT_OFFERED};
 use mira_store::{Parts, Source, StoredMemory, TimelineQuery};
 use serde::Serialize;
@@ -273,7 +273,7 @@ fn frame_tokens(wing: &str) -> u32 {
 
 /// The costs of a memory's sections: stored with it, else computed.
 fn costs(m: &StoredMemory) -> ModeCosts {
-    m.facts
+    m.bookkeeping
         .costs
         .unwrap_or_else(|| render::mode_costs(&m.memory))
 }

@@ -69,7 +69,7 @@ pub fn render_text(m: &StoredMemory, replaced: Option<&str>) -> String {
         mem.content
     );
     let _ = write!(out, "\nFingerprint: {}\n", render::fingerprint_facts(mem));
-    if m.facts.source == Source::Captured {
+    if m.bookkeeping.source == Source::Captured {
         let _ = writeln!(
             out,
             "Source: captured by a client hook{}",
@@ -183,14 +183,14 @@ impl<'a> From<&'a StoredMemory> for LoadedMemory<'a> {
             fingerprint: &mem.fingerprint,
             fact_count: m.fact_count(),
             token_count: mem.token_count,
-            fingerprint_tokens: m.facts.fingerprint_tokens,
+            fingerprint_tokens: m.bookkeeping.fingerprint_tokens,
             tags: &m.tags,
             causes: links(&m.causes),
             consequences: links(&m.consequences),
             archived: mem.archived,
             superseded_by: mem.superseded_by,
             session_id: mem.session_id.as_deref(),
-            source: m.facts.source.as_str(),
+            source: m.bookkeeping.source.as_str(),
         }
     }
 }

@@ -341,7 +341,7 @@ pub fn timeline(
     let items = rows
         .into_iter()
         .map(|r| {
-            let (m, f) = (r.memory, r.facts);
+            let (m, f) = (r.memory, r.bookkeeping);
             TimelineItem {
                 pinned: f.pinned,
                 source: f.source,

@@ -10,9 +10,10 @@
 use super::{newer_first, why, Candidate, Order, RecalledItem};
 use crate::usecases::{UseCaseError, UseCaseResult};
 use crate::App;
-use mira_core::allocate::{self, AllocCandidate, AllocParams, ModeCosts, Selection, NOT_OFFERED};
+use mira_core::allocate::{self, AllocCandidate, AllocParams, Selection};
 use mira_core::memory::{Memory, MemoryId};
 use mira_core::render::{self, Frame, Placed};
+use mira_core::render::{ModeCosts, NOT_OFFERED};
 use mira_store::index::unit_cosine;
 use std::collections::{HashMap, HashSet};
 

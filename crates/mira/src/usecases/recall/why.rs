@@ -1,8 +1,8 @@
 //! Why recall showed a memory, and in which form: one sentence per item of the block, for
 //! people reading a recall (the memory browser), from what the ranking and the allocator knew.
 
-use mira_core::allocate::RenderMode;
 use mira_core::memory::MemoryId;
+use mira_core::render::RenderMode;
 
 /// What is known about one selected memory.
 pub(super) struct Picked {

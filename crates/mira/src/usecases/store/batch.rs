@@ -258,7 +258,7 @@ impl Writer {
                         .iter_mut()
                         .find(|r: &&mut NewMemory| r.memory.id == first.id)
                     {
-                        Some(row) => row.facts.pinned = true,
+                        Some(row) => row.bookkeeping.pinned = true,
                         None => pins.push(first.id),
                     }
                 }

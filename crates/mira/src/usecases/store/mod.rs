@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use mira_core::memory::{Fingerprint, Memory, MemoryId, MemoryType, RelationType};
 use mira_core::tags::Tag;
 use mira_core::{classify, fingerprint, render, tags, tokens, type_model};
-use mira_store::{Edge, Embedding, MemoryReads, NewMemory, Parts, RowFacts, Source};
+use mira_store::{Bookkeeping, Edge, Embedding, MemoryReads, NewMemory, Parts, Source};
 use relate::{relate, retraction_targets, Unwritten};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -350,7 +350,7 @@ fn new_memory(
     };
     let stored_at = Utc::now().timestamp_millis();
     let new = NewMemory {
-        facts: RowFacts {
+        bookkeeping: Bookkeeping {
             content_hash: p.content_hash,
             stored_at,
             archived_at: None,

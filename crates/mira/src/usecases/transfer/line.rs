@@ -12,11 +12,12 @@ use super::super::store::content_hash;
 use super::super::validate;
 use base64::Engine;
 use chrono::{DateTime, SecondsFormat, Utc};
-use mira_core::fingerprint::{self, Fingerprint};
+use mira_core::fingerprint;
+use mira_core::memory::Fingerprint;
 use mira_core::memory::{Memory, MemoryId, RelationType};
 use mira_core::tags::Tag;
 use mira_core::{render, tags, tokens};
-use mira_store::{Edge, Embedding, NewMemory, RowFacts, Source, StoredMemory};
+use mira_store::{Bookkeeping, Edge, Embedding, NewMemory, Source, StoredMemory};
 use serde::{Deserialize, Serialize};
 
 /// A memory as one JSON line.
@@ -140,7 +141,7 @@ fn parse_id(field: &str, text: &str) -> Result<MemoryId, String> {
 impl Line {
     /// The line of an exported memory (read with [`mira_store::Parts::export`]).
     pub fn from_stored(m: StoredMemory) -> Result<Line, String> {
-        let (r, f) = (m.memory, m.facts);
+        let (r, f) = (m.memory, m.bookkeeping);
         let metadata = serde_json::from_str(&f.metadata)
             .map_err(|e| format!("memory {}: stored metadata is not JSON: {e}", r.id))?;
         Ok(Line {
@@ -278,7 +279,7 @@ impl Line {
             superseded_by,
         };
         let fingerprint_tokens = tokens::count(&render::fingerprint_text(&memory)) as u32;
-        let facts = RowFacts {
+        let bookkeeping = Bookkeeping {
             content_hash: content_hash(&memory.content),
             stored_at,
             archived_at,
@@ -291,7 +292,7 @@ impl Line {
         Ok(Parsed {
             memory: NewMemory {
                 memory,
-                facts,
+                bookkeeping,
                 tags,
                 embedding,
                 causes: Vec::new(),
@@ -343,7 +344,7 @@ mod tests {
     #[test]
     fn a_minimal_line_gets_everything_derived() {
         let p = parse(MINIMAL).unwrap();
-        let (m, f) = (&p.memory.memory, &p.memory.facts);
+        let (m, f) = (&p.memory.memory, &p.memory.bookkeeping);
         assert_eq!(m.created_at.timestamp_millis(), 1_767_323_045_678);
         assert_eq!(f.stored_at, 42, "stored_at defaults to the import time");
         assert_eq!(f.metadata, "{}");

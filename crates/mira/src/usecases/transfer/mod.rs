@@ -253,7 +253,7 @@ impl<'s, 'a> Import<'s, 'a> {
     }
 
     fn add(&mut self, p: Parsed) -> UseCaseResult<()> {
-        let (r, hash) = (&p.memory.memory, &p.memory.facts.content_hash);
+        let (r, hash) = (&p.memory.memory, &p.memory.bookkeeping.content_hash);
         for edge in &p.causes {
             self.relations.push(Relation::Edge {
                 to: r.id,
