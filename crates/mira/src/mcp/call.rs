@@ -297,11 +297,6 @@ impl Calls {
         &self.app
     }
 
-    /// The rights of the caller.
-    pub fn access(&self) -> &Access {
-        &self.access
-    }
-
     /// Starts loading the embedding model in the background, so that the first store or recall
     /// does not pay for it (the rule sets are built when the [`App`] opens).
     pub fn warm_up(&self) {
@@ -340,11 +335,11 @@ impl Calls {
     }
 
     /// Runs `tool`'s use case on the blocking pool within the time limit (after the model is
-    /// loaded, when the tool needs the model).
+    /// loaded, when the tool needs the model), with the caller's rights.
     pub async fn run<T, F>(&self, tool: &Tool, f: F) -> Result<T, Failure>
     where
         T: Send + 'static,
-        F: FnOnce(&App) -> UseCaseResult<T> + Send + 'static,
+        F: FnOnce(&App, &Access) -> UseCaseResult<T> + Send + 'static,
     {
         self.within_limit(tool.needs_model, f).await
     }
@@ -354,7 +349,7 @@ impl Calls {
     pub async fn query<T, F>(&self, f: F) -> Result<T, Failure>
     where
         T: Send + 'static,
-        F: FnOnce(&App) -> UseCaseResult<T> + Send + 'static,
+        F: FnOnce(&App, &Access) -> UseCaseResult<T> + Send + 'static,
     {
         self.within_limit(false, f).await
     }
@@ -364,14 +359,15 @@ impl Calls {
     async fn within_limit<T, F>(&self, needs_model: bool, f: F) -> Result<T, Failure>
     where
         T: Send + 'static,
-        F: FnOnce(&App) -> UseCaseResult<T> + Send + 'static,
+        F: FnOnce(&App, &Access) -> UseCaseResult<T> + Send + 'static,
     {
         let app = self.app.clone();
+        let access = self.access.clone();
         let work = async move {
             if needs_model {
                 self.model_ready().await;
             }
-            match tokio::task::spawn_blocking(move || f(&app)).await {
+            match tokio::task::spawn_blocking(move || f(&app, &access)).await {
                 Ok(r) => r.map_err(Failure::from),
                 Err(e) => Err(Failure::UseCase(UseCaseError::Internal(anyhow::anyhow!(
                     "the call failed unexpectedly: {e}"
@@ -393,7 +389,7 @@ impl Calls {
     ) -> Result<CallToolResult, Failure>
     where
         T: serde::Serialize + Send + 'static,
-        F: FnOnce(&App) -> UseCaseResult<T> + Send + 'static,
+        F: FnOnce(&App, &Access) -> UseCaseResult<T> + Send + 'static,
     {
         let outcome = self.run(tool, f).await?;
         Ok(success(text(&outcome), to_json(&outcome)))

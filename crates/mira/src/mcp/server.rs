@@ -242,8 +242,7 @@ impl MiraServer {
 
 /// The wings the caller may see.
 async fn visible_wings(c: &Calls) -> Result<Vec<String>, Failure> {
-    let access = c.access().clone();
-    c.query(move |app| Ok(access.visible(app.store.wings()?)))
+    c.query(move |app, access| Ok(access.visible(app.store.wings()?)))
         .await
 }
 
@@ -294,10 +293,9 @@ async fn store(c: &Calls, tool: &Tool, arguments: JsonObject) -> Result<CallTool
         session_id: args::non_blank(a.session_id),
         ..store::StoreRequest::default()
     };
-    let access = c.access().clone();
     c.answer(
         tool,
-        move |app| store::store(app, &access, req),
+        move |app, access| store::store(app, access, req),
         store::render_text,
     )
     .await
@@ -331,9 +329,8 @@ async fn recall(c: &Calls, tool: &Tool, arguments: JsonObject) -> Result<CallToo
         order,
         ..recall::RecallRequest::default()
     };
-    let access = c.access().clone();
     let outcome = c
-        .run(tool, move |app| recall::recall(app, &access, &req))
+        .run(tool, move |app, access| recall::recall(app, access, &req))
         .await?;
     let mut result = success(outcome.text.clone(), to_json(&outcome));
     if let (true, Some(w)) = (outcome.items.is_empty(), &wing) {
@@ -355,11 +352,10 @@ async fn load(c: &Calls, tool: &Tool, arguments: JsonObject) -> Result<CallToolR
             "mira_load needs `id`: a memory id as printed by mira_recall or mira_timeline (its short id, or the UUID).",
         ));
     };
-    let access = c.access().clone();
     let (loaded, slot) = c
-        .run(tool, move |app| {
-            let loaded = load::load(app, &access, &id)?;
-            let slot = load::replaced_slot(app, &access, &loaded)?;
+        .run(tool, move |app, access| {
+            let loaded = load::load(app, access, &id)?;
+            let slot = load::replaced_slot(app, access, &loaded)?;
             Ok((loaded, slot))
         })
         .await?;
@@ -371,13 +367,7 @@ async fn load(c: &Calls, tool: &Tool, arguments: JsonObject) -> Result<CallToolR
 
 async fn status(c: &Calls, tool: &Tool, arguments: JsonObject) -> Result<CallToolResult, Failure> {
     let _: StatusArgs = args::parse(tool.name, arguments).map_err(invalid)?;
-    let access = c.access().clone();
-    c.answer(
-        tool,
-        move |app| status::status(app, &access),
-        status::render_text,
-    )
-    .await
+    c.answer(tool, status::status, status::render_text).await
 }
 
 async fn timeline(
@@ -412,10 +402,9 @@ async fn timeline(
         pinned_only: false,
         now: None,
     };
-    let access = c.access().clone();
     c.answer(
         tool,
-        move |app| timeline::timeline(app, &access, &req),
+        move |app, access| timeline::timeline(app, access, &req),
         timeline::render_text,
     )
     .await
@@ -444,10 +433,9 @@ async fn causal_chain(
         include_consequences: args::flag("include_consequences", a.include_consequences.as_ref())
             .map_err(invalid)?,
     };
-    let access = c.access().clone();
     c.answer(
         tool,
-        move |app| causal::causal_chain(app, &access, &req),
+        move |app, access| causal::causal_chain(app, access, &req),
         causal::render_text,
     )
     .await
@@ -464,7 +452,6 @@ async fn archive(c: &Calls, tool: &Tool, arguments: JsonObject) -> Result<CallTo
         .map_err(invalid)?;
     let ids = args::string_list("ids", a.ids.as_ref()).map_err(invalid)?;
     let dry_run = args::flag("dry_run", a.dry_run.as_ref()).map_err(invalid)?;
-    let access = c.access().clone();
     if !restore.is_empty() {
         if older_than_days.is_some() || !ids.is_empty() || dry_run {
             return Err(invalid(
@@ -474,7 +461,9 @@ async fn archive(c: &Calls, tool: &Tool, arguments: JsonObject) -> Result<CallTo
         return c
             .answer(
                 tool,
-                move |app| archive::unarchive(app, &access, &restore).map(ArchiveAnswer::Restored),
+                move |app, access| {
+                    archive::unarchive(app, access, &restore).map(ArchiveAnswer::Restored)
+                },
                 ArchiveAnswer::text,
             )
             .await;
@@ -487,7 +476,7 @@ async fn archive(c: &Calls, tool: &Tool, arguments: JsonObject) -> Result<CallTo
     };
     c.answer(
         tool,
-        move |app| archive::archive(app, &access, &req).map(ArchiveAnswer::Archived),
+        move |app, access| archive::archive(app, access, &req).map(ArchiveAnswer::Archived),
         ArchiveAnswer::text,
     )
     .await
@@ -523,10 +512,9 @@ async fn clear(c: &Calls, tool: &Tool, arguments: JsonObject) -> Result<CallTool
     let scope =
         clear::ClearScope::from_args(a.mode.as_deref(), a.wing.as_deref(), a.room.as_deref())?;
     let req = clear::ClearRequest { scope, confirm };
-    let access = c.access().clone();
     c.answer(
         tool,
-        move |app| clear::clear(app, &access, &req),
+        move |app, access| clear::clear(app, access, &req),
         clear::render_text,
     )
     .await
@@ -547,10 +535,9 @@ async fn supersede(
         reason: a.reason,
         undo: args::flag("undo", a.undo.as_ref()).map_err(invalid)?,
     };
-    let access = c.access().clone();
     c.answer(
         tool,
-        move |app| supersede::supersede(app, &access, &req),
+        move |app, access| supersede::supersede(app, access, &req),
         supersede::render_text,
     )
     .await
@@ -561,10 +548,9 @@ async fn forget(c: &Calls, tool: &Tool, arguments: JsonObject) -> Result<CallToo
     let Some(id) = args::non_blank(a.id) else {
         return Err(invalid("mira_forget needs `id`: the id of the memory to delete, as printed by mira_recall or mira_timeline."));
     };
-    let access = c.access().clone();
     c.answer(
         tool,
-        move |app| clear::forget(app, &access, &id),
+        move |app, access| clear::forget(app, access, &id),
         clear::render_forget_text,
     )
     .await
@@ -592,10 +578,9 @@ async fn link_memories(
     arguments: JsonObject,
 ) -> Result<CallToolResult, Failure> {
     let req = link_request(tool, arguments)?;
-    let access = c.access().clone();
     c.answer(
         tool,
-        move |app| link::link(app, &access, &req),
+        move |app, access| link::link(app, access, &req),
         link::render_link_text,
     )
     .await
@@ -607,10 +592,9 @@ async fn unlink_memories(
     arguments: JsonObject,
 ) -> Result<CallToolResult, Failure> {
     let req = link_request(tool, arguments)?;
-    let access = c.access().clone();
     c.answer(
         tool,
-        move |app| link::unlink(app, &access, &req),
+        move |app, access| link::unlink(app, access, &req),
         link::render_unlink_text,
     )
     .await

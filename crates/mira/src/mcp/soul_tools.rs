@@ -354,8 +354,12 @@ async fn capture(c: &Calls, tool: &Tool, a: JsonObject) -> Result<CallToolResult
         session_id: a.session_id,
         behavioral_metrics: metrics(a.behavioral_metrics)?,
     };
-    c.answer(tool, move |app| soul::capture(app, &req), render::capture)
-        .await
+    c.answer(
+        tool,
+        move |app, _| soul::capture(app, &req),
+        render::capture,
+    )
+    .await
 }
 
 async fn recall(c: &Calls, tool: &Tool, a: JsonObject) -> Result<CallToolResult, Failure> {
@@ -369,7 +373,7 @@ async fn recall(c: &Calls, tool: &Tool, a: JsonObject) -> Result<CallToolResult,
         context: a.context,
         budget: count("budget", a.budget.as_ref(), &hint)?,
     };
-    c.answer(tool, move |app| soul::recall(app, &req), render::recall)
+    c.answer(tool, move |app, _| soul::recall(app, &req), render::recall)
         .await
 }
 
@@ -382,7 +386,7 @@ async fn drift(c: &Calls, tool: &Tool, a: JsonObject) -> Result<CallToolResult, 
         from_model: a.from_model,
         to_model: a.to_model,
     };
-    c.answer(tool, move |app| soul::drift(app, &req), render::drift)
+    c.answer(tool, move |app, _| soul::drift(app, &req), render::drift)
         .await
 }
 
@@ -395,7 +399,7 @@ async fn swap(c: &Calls, tool: &Tool, a: JsonObject) -> Result<CallToolResult, F
     );
     c.answer(
         tool,
-        move |app| soul::swap(app, &agent, &from, &to),
+        move |app, _| soul::swap(app, &agent, &from, &to),
         render::swap,
     )
     .await
@@ -404,8 +408,12 @@ async fn swap(c: &Calls, tool: &Tool, a: JsonObject) -> Result<CallToolResult, F
 async fn status(c: &Calls, tool: &Tool, a: JsonObject) -> Result<CallToolResult, Failure> {
     let a: StatusArgs = args::parse(tool.name, a).map_err(invalid)?;
     let agent = a.agent_id.unwrap_or_default();
-    c.answer(tool, move |app| soul::status(app, &agent), render::status)
-        .await
+    c.answer(
+        tool,
+        move |app, _| soul::status(app, &agent),
+        render::status,
+    )
+    .await
 }
 
 async fn history(c: &Calls, tool: &Tool, a: JsonObject) -> Result<CallToolResult, Failure> {
@@ -415,7 +423,7 @@ async fn history(c: &Calls, tool: &Tool, a: JsonObject) -> Result<CallToolResult
     let agent = a.agent_id.unwrap_or_default();
     c.answer(
         tool,
-        move |app| soul::history(app, &agent, limit),
+        move |app, _| soul::history(app, &agent, limit),
         render::history,
     )
     .await
@@ -430,7 +438,7 @@ async fn update(c: &Calls, tool: &Tool, a: JsonObject) -> Result<CallToolResult,
     );
     c.answer(
         tool,
-        move |app| soul::update(app, &agent, &directive, reason.as_deref()),
+        move |app, _| soul::update(app, &agent, &directive, reason.as_deref()),
         render::edit,
     )
     .await
@@ -451,7 +459,7 @@ async fn patch(c: &Calls, tool: &Tool, mut a: JsonObject) -> Result<CallToolResu
     let patch: Patch = args::parse(tool.name, a).map_err(invalid)?;
     c.answer(
         tool,
-        move |app| soul::patch(app, &agent, &patch, reason.as_deref()),
+        move |app, _| soul::patch(app, &agent, &patch, reason.as_deref()),
         render::edit,
     )
     .await
