@@ -17,10 +17,12 @@
 //!   fixed amount.
 //! - **Sessions**: the best candidates are taken in turn, each further memory of a session
 //!   already taken counting up to [`RankParams::session_diversity`] less ([`diversify`]), so
-//!   that the first ten reach more sessions (a question about several conversations needs each
-//!   of them). A memory bears the penalty in the share it stands alone, `1 − r(i)`: a long
-//!   memory repeats what another long memory of its session above it already brought, while a
-//!   short turn is the context its neighbours need (a chat of short turns is not reordered).
+//!   that the first places reach more sessions (a question about several conversations needs
+//!   each of them); below them the order is the relevance's. A memory bears the penalty in the
+//!   share its exchange (it and its neighbours) stands alone, `1 − r`: a long answer repeats
+//!   what another long answer of its session above it already brought, and so does the short
+//!   question beside it, while a turn of short chat is the context its neighbours need (a chat
+//!   of short turns is not reordered).
 //!
 //! [`Standout`] is the other side: how far the best candidate stands above the scope's
 //! background, in words and in meaning, so that a recall with nothing relevant can say so.
@@ -172,15 +174,17 @@ pub fn receptivity(tokens: u32, p: &RankParams) -> f32 {
     }
 }
 
-/// Reorders `ranked` (best first, `(item, score)`) so that the best candidates reach more
-/// sessions: the items are taken greedily by their score less `penalty × share` for each item
-/// of the same session taken before, where `session` gives an item's session and its share in
-/// [0, 1] of the penalty (items without a session are never penalised), and each keeps the
-/// score it was taken with (never above the one taken before it). Returns at most `k`.
+/// Reorders the first `places` of `ranked` (best first, `(item, score)`) so that they reach more
+/// sessions: those places are taken greedily by score less `penalty × share` for each item of
+/// the same session taken before, where `session` gives an item's session and its share in
+/// [0, 1] of the penalty (items without a session are never penalised); the rest follow in
+/// their order. Each keeps the score it was taken with, just below the one before it when it
+/// was higher, so that a sort by score keeps this order. Returns at most `k`.
 pub fn diversify<T: Copy, S: Eq + Hash>(
     ranked: &[(T, f32)],
     session: impl Fn(T) -> Option<(S, f32)>,
     penalty: f32,
+    places: usize,
     k: usize,
 ) -> Vec<(T, f32)> {
     if penalty <= 0.0 || ranked.len() <= 1 {
@@ -201,6 +205,7 @@ pub fn diversify<T: Copy, S: Eq + Hash>(
     let mut last = f32::INFINITY;
     while out.len() < k && !left.is_empty() {
         // The first of the best (ties keep the input order).
+        let penalty = if out.len() < places { penalty } else { 0.0 };
         let (at, score) = left
             .iter()
             .enumerate()
@@ -215,7 +220,7 @@ pub fn diversify<T: Copy, S: Eq + Hash>(
         if let Some((s, _)) = sessions[i] {
             taken[s] += 1;
         }
-        last = score.min(last);
+        last = score.min(last.next_down());
         out.push((ranked[i].0, last));
     }
     out
@@ -387,21 +392,40 @@ mod tests {
         let session = |i: i32| (i != 4).then_some((if i == 3 { "b" } else { "a" }, 1.0));
         let order = |v: Vec<(i32, f32)>| v.iter().map(|x| x.0).collect::<Vec<_>>();
         // Off: the same order, cut at k.
-        assert_eq!(order(diversify(&ranked, session, 0.0, 3)), vec![0, 1, 2]);
+        assert_eq!(order(diversify(&ranked, session, 0.0, 5, 3)), vec![0, 1, 2]);
         // 0.05 per memory of a session taken: session b's best comes second.
-        let d = diversify(&ranked, session, 0.05, 5);
+        let d = diversify(&ranked, session, 0.05, 5, 5);
         assert_eq!(order(d.clone()), vec![0, 3, 1, 2, 4]);
-        assert!(d.windows(2).all(|w| w[0].1 >= w[1].1), "{d:?}");
+        assert!(d.windows(2).all(|w| w[0].1 > w[1].1), "{d:?}");
+        // Only the first two places are reordered: below them, the relevance's order, with
+        // scores strictly falling so that a sort keeps it.
+        let d = diversify(&ranked, session, 0.05, 2, 5);
+        assert_eq!(order(d.clone()), vec![0, 3, 1, 2, 4]);
+        assert!(d.windows(2).all(|w| w[0].1 > w[1].1), "{d:?}");
+        let d = diversify(&ranked, session, 0.05, 1, 5);
+        assert_eq!(order(d), vec![0, 1, 2, 3, 4]);
         // A memory without a session is never penalised, and a large gap stays.
         let far = [(0, 1.0), (1, 0.2), (2, 0.19)];
-        let d = diversify(&far, |i: i32| (i < 2).then_some((0, 1.0)), 0.05, 3);
+        let d = diversify(&far, |i: i32| (i < 2).then_some((0, 1.0)), 0.05, 3, 3);
         assert_eq!(order(d), vec![0, 2, 1]);
         // Items that bear no share of the penalty (short turns) keep their order.
-        let d = diversify(&ranked, |i: i32| (i != 4).then_some((i == 3, 0.0)), 0.05, 5);
+        let d = diversify(
+            &ranked,
+            |i: i32| (i != 4).then_some((i == 3, 0.0)),
+            0.05,
+            5,
+            5,
+        );
         assert_eq!(order(d), vec![0, 1, 2, 3, 4]);
         // A fifth of it: 0.95 − 0.01 still beats 0.93, the third of session a (0.94 − 0.02)
         // does not.
-        let d = diversify(&ranked, |i: i32| (i != 4).then_some((i == 3, 0.2)), 0.05, 5);
+        let d = diversify(
+            &ranked,
+            |i: i32| (i != 4).then_some((i == 3, 0.2)),
+            0.05,
+            5,
+            5,
+        );
         assert_eq!(order(d), vec![0, 1, 3, 2, 4]);
     }
 

@@ -104,9 +104,10 @@ pub struct RankingConfig {
     /// In [0, 1]: how much a memory's own score limits what its neighbours add (0: not at
     /// all; 1: a perfect match gains nothing).
     pub propagation_saturation: f32,
-    /// What (≥ 0) each further memory of a session already ranked higher loses at most, in the
-    /// share it is longer than `propagation_tokens` (1 − propagation_tokens / tokens; short
-    /// memories lose nothing), so that the best candidates reach more sessions (0: off).
+    /// What (≥ 0) each further memory of a session already ranked higher loses at most in the
+    /// first places, in the share its exchange (it and its neighbours) is longer than
+    /// `propagation_tokens` (1 − propagation_tokens / tokens; short chat loses nothing), so
+    /// that the best candidates reach more sessions (0: off).
     pub session_diversity: f32,
     /// Added (≥ 0) to memories by or about the one person a query names.
     pub entity_boost: f32,

@@ -45,6 +45,11 @@ pub fn query_vector(app: &App, query: &str) -> anyhow::Result<Vec<f32>> {
 /// Memories whose cosines estimate the mean and spread of a large scope's.
 const MOMENT_SAMPLE: usize = 2048;
 
+/// The first places of a ranking that session diversity reorders (the memories an agent reads
+/// first); below them the order is the relevance's, so that the evidence further down keeps
+/// its place in the budget.
+const DIVERSE_PLACES: usize = 20;
+
 /// What ranking needs besides the index: the query, its vector (empty: lexical only) and the
 /// parameters.
 pub(super) struct RankInput<'a> {
@@ -320,20 +325,28 @@ impl<'v, 'a> Ranker<'v, 'a> {
             Retrieval::FullText(_) => Vec::new(),
         };
         let mut scored = scored;
+        self.keep_best(&mut scored, input.k);
         let diversity = input.params.session_diversity;
         if input.mode == Retrieval::Hybrid && diversity > 0.0 {
-            // A memory of the best 2k can climb into the first k, no further down.
-            self.keep_best(&mut scored, input.k.saturating_mul(2));
             let catalog = self.catalog;
             let params = &input.params;
+            // A memory stands alone in the share its exchange (it and its neighbours) is long:
+            // a short question beside a long answer repeats the session as much as the answer.
+            let alone = |slot: u32| {
+                catalog
+                    .card(slot)
+                    .map_or(0.0, |c| 1.0 - rank::receptivity(c.token_count, params))
+            };
             let session = |slot: u32| {
                 let card = catalog.card(slot)?;
-                let alone = 1.0 - rank::receptivity(card.token_count, params);
-                Some(((card.wing.clone(), card.session.clone()?), alone))
+                let exchange = catalog
+                    .neighbours(slot, 1)
+                    .flat_map(|(before, after)| before.into_iter().chain(after))
+                    .map(alone)
+                    .fold(alone(slot), f32::max);
+                Some(((card.wing.clone(), card.session.clone()?), exchange))
             };
-            scored = rank::diversify(&scored, session, diversity, input.k);
-        } else {
-            self.keep_best(&mut scored, input.k);
+            scored = rank::diversify(&scored, session, diversity, DIVERSE_PLACES, input.k);
         }
         let top = scored.first().map_or(1.0, |s| s.1);
         let candidates = scored
