@@ -56,15 +56,6 @@ pub fn session(db: &Db, args: &[&str]) -> StdioClient {
     c
 }
 
-/// Runs `test` on a fresh database of each backend, one at a time.
-pub fn on_each_backend(test: impl Fn(&Db)) {
-    let _g = serial();
-    for db in Db::each() {
-        eprintln!("backend: {}", db.name());
-        test(&db);
-    }
-}
-
 pub fn tools(c: &mut StdioClient) -> Vec<Value> {
     let r = c.request("tools/list", json!({}));
     r["result"]["tools"].as_array().expect("tools").clone()
@@ -109,9 +100,11 @@ fn dimension<'a>(report: &'a Value, dimension: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {dimension} in {report}"))
 }
 
-#[test]
-fn soul_tools_are_served_only_when_soul_is_enabled() {
-    on_each_backend(served_only_when_enabled);
+backend_test! {
+    fn soul_tools_are_served_only_when_soul_is_enabled(db) {
+        let _serial = serial();
+        served_only_when_enabled(db);
+    }
 }
 
 fn served_only_when_enabled(db: &Db) {
@@ -217,9 +210,11 @@ fn served_only_when_enabled(db: &Db) {
     configured.close();
 }
 
-#[test]
-fn every_soul_tool_over_mcp() {
-    on_each_backend(every_soul_tool);
+backend_test! {
+    fn every_soul_tool_over_mcp(db) {
+        let _serial = serial();
+        every_soul_tool(db);
+    }
 }
 
 fn every_soul_tool(db: &Db) {
@@ -492,9 +487,11 @@ fn every_soul_tool(db: &Db) {
     c.close();
 }
 
-#[test]
-fn the_same_conversation_captured_three_times_is_no_drift() {
-    on_each_backend(same_conversation_no_drift);
+backend_test! {
+    fn the_same_conversation_captured_three_times_is_no_drift(db) {
+        let _serial = serial();
+        same_conversation_no_drift(db);
+    }
 }
 
 fn same_conversation_no_drift(db: &Db) {
@@ -539,9 +536,11 @@ fn same_conversation_no_drift(db: &Db) {
     c.close();
 }
 
-#[test]
-fn recall_under_a_budget_keeps_the_observed_traits_first() {
-    on_each_backend(observed_traits_first);
+backend_test! {
+    fn recall_under_a_budget_keeps_the_observed_traits_first(db) {
+        let _serial = serial();
+        observed_traits_first(db);
+    }
 }
 
 fn observed_traits_first(db: &Db) {
@@ -599,11 +598,9 @@ fn observed_traits_first(db: &Db) {
     c.close();
 }
 
-#[test]
-fn mira_soul_on_the_command_line() {
-    for db in Db::each() {
-        eprintln!("backend: {}", db.name());
-        soul_on_the_command_line(&db);
+backend_test! {
+    fn mira_soul_on_the_command_line(db) {
+        soul_on_the_command_line(db);
     }
 }
 
