@@ -640,6 +640,30 @@ fn soul_on_the_command_line(db: &Db) {
         .expect("run");
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("humor_level 2 is out of range"));
+    // The arguments a message names, as the command line spells them.
+    for (args, said) in [
+        (
+            &["update", "--agent", "ada", "  "][..],
+            "error: DIRECTIVE is required",
+        ),
+        (
+            &["recall", "--agent", "ada", "--budget", "5"],
+            "error: --budget 5 is out of range",
+        ),
+        (
+            &["history", "--agent", "ada", "--limit", "0"],
+            "error: --limit 0 is out of range",
+        ),
+        (
+            &["drift", "--agent", "ada", "--window", "0"],
+            "error: --window 0 is out of range",
+        ),
+    ] {
+        let bad = db.mira().arg("soul").args(args).output().expect("run");
+        let err = String::from_utf8_lossy(&bad.stderr);
+        assert_eq!(bad.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+    }
     let missing = db.mira().args(["soul", "status"]).output().expect("run");
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("--agent NAME"));
