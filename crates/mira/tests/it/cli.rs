@@ -461,7 +461,7 @@ fn an_error_names_the_argument_in_each_surfaces_words_and_keeps_the_users_text()
 
 /// One error per argument as each surface words it: the command's arguments and what its
 /// message starts with, then the tool, its arguments and what its message starts with.
-const SPELLED_PER_SURFACE: [(&[&str], &str, &str, &str, &str); 6] = [
+const SPELLED_PER_SURFACE: [(&[&str], &str, &str, &str, &str); 7] = [
     (
         &["recall", "q", "--budget", "0"],
         "--budget 0 is out of range",
@@ -503,5 +503,12 @@ const SPELLED_PER_SURFACE: [(&[&str], &str, &str, &str, &str); 6] = [
         "mira_timeline",
         r#"{"since": "2026-02-01", "until": "2026-01-01"}"#,
         "since (2026-02-01T00:00:00+00:00) is after until",
+    ),
+    (
+        &["link", "7f0c1d52", "7f0c1d53", "--relation", "cursor"],
+        "--relation 'cursor' is not known",
+        "mira_link",
+        r#"{"from": "7f0c1d52", "to": "7f0c1d53", "relation": "cursor"}"#,
+        "relation 'cursor' is not known",
     ),
 ];
