@@ -45,6 +45,32 @@ pub enum Term {
     AgentId,
     /// The model a SOUL capture was made on.
     ModelId,
+    /// The wing (project) a call is about.
+    Wing,
+    /// The room (topic) of a wing.
+    Room,
+    /// The wings a recall falls back to.
+    FallbackWings,
+    /// A token budget.
+    Budget,
+    /// The text of a memory to store.
+    Content,
+    /// The largest number of entries on a page.
+    Limit,
+    /// Where the next page of the timeline starts.
+    Cursor,
+    /// The timeline's earliest time.
+    Since,
+    /// The timeline's latest time.
+    Until,
+    /// The relation of a causal link.
+    Relation,
+    /// Why a change was made.
+    Reason,
+    /// The SOUL update's natural-language directive.
+    Directive,
+    /// How many SOUL versions the drift report reads.
+    Window,
 }
 
 impl Term {
@@ -70,6 +96,19 @@ impl Term {
             Term::ToModel => "to_model",
             Term::AgentId => "agent_id",
             Term::ModelId => "model_id",
+            Term::Wing => "wing",
+            Term::Room => "room",
+            Term::FallbackWings => "fallback_wings",
+            Term::Budget => "budget",
+            Term::Content => "content",
+            Term::Limit => "limit",
+            Term::Cursor => "cursor",
+            Term::Since => "since",
+            Term::Until => "until",
+            Term::Relation => "relation",
+            Term::Reason => "reason",
+            Term::Directive => "directive",
+            Term::Window => "window",
         }
     }
 

@@ -15,7 +15,7 @@ use crate::model::{
     STRUCTURES,
 };
 use crate::SoulError;
-use mira_core::message::{Message, Term};
+use mira_core::message::Term;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 
@@ -586,8 +586,8 @@ pub fn parse_directive(directive: &str) -> Result<Patch, SoulError> {
     }
     if !matched || patch.is_empty() {
         return Err(SoulError::Invalid(
-            Message::from(format!(
-                "directive not understood: nothing in \"{}\" names a known change. Say what to change, e.g. \"be more concise\", \"stop using emojis\", \"be more formal\", \"use more humour\" (English or French), or use ",
+            Term::Directive.then(format!(
+                " not understood: nothing in \"{}\" names a known change. Say what to change, e.g. \"be more concise\", \"stop using emojis\", \"be more formal\", \"use more humour\" (English or French), or use ",
                 directive.trim()
             ))
             .then(Term::SoulPatch)

@@ -52,11 +52,10 @@ pub fn check_id(name: Term, value: &str) -> Result<String, SoulError> {
 
 /// Checks free text stored as given (a session id, a reason): no NUL character, which
 /// PostgreSQL cannot store in text.
-fn check_text(name: impl Into<Message>, value: &str) -> Result<(), SoulError> {
+fn check_text(name: Term, value: &str) -> Result<(), SoulError> {
     if value.contains('\0') {
         return Err(SoulError::Invalid(
-            name.into()
-                .then(" contains a NUL character (U+0000): remove it"),
+            name.then(" contains a NUL character (U+0000): remove it"),
         ));
     }
     Ok(())
@@ -76,13 +75,13 @@ fn not_found(agent: &str) -> SoulError {
     )
 }
 
-fn range(name: &str, v: Option<i64>, default: i64, min: i64, max: i64) -> Result<i64, SoulError> {
+fn range(name: Term, v: Option<i64>, default: i64, min: i64, max: i64) -> Result<i64, SoulError> {
     match v {
         None => Ok(default),
         Some(x) if (min..=max).contains(&x) => Ok(x),
-        Some(x) => Err(SoulError::Invalid(format!(
-            "{name} {x} is out of range: give a whole number from {min} to {max} (default {default})"
-        ).into())),
+        Some(x) => Err(SoulError::Invalid(name.then(format!(
+            " {x} is out of range: give a whole number from {min} to {max} (default {default})"
+        )))),
     }
 }
 
@@ -264,7 +263,7 @@ pub fn recall(
 ) -> Result<RecallOutcome, SoulError> {
     let agent = check_id(Term::AgentId, &req.agent_id)?;
     let budget = range(
-        "budget",
+        Term::Budget,
         req.budget,
         s.recall_budget as i64,
         crate::prompt::MIN_BUDGET as i64,
@@ -360,7 +359,13 @@ pub fn drift(
     req: &DriftRequest,
 ) -> Result<DriftOutcome, SoulError> {
     let agent = check_id(Term::AgentId, &req.agent_id)?;
-    let window = range("window", req.window, s.drift_window as i64, 1, MAX_WINDOW)?;
+    let window = range(
+        Term::Window,
+        req.window,
+        s.drift_window as i64,
+        1,
+        MAX_WINDOW,
+    )?;
     let from = req
         .from_model
         .as_deref()
@@ -661,7 +666,7 @@ pub fn history(
     limit: Option<i64>,
 ) -> Result<HistoryOutcome, SoulError> {
     let agent = check_id(Term::AgentId, agent_id)?;
-    let limit = range("limit", limit, 10, 1, MAX_WINDOW)? as usize;
+    let limit = range(Term::Limit, limit, 10, 1, MAX_WINDOW)? as usize;
     let versions = store.history(&agent, limit + 1)?;
     Ok(HistoryOutcome {
         versions: entries(&versions, limit),
@@ -703,7 +708,7 @@ fn edit(
             "the patch is empty: give at least one field to change (e.g. formality_level: 0.8, uses_emojis: false, add_catch_phrases: [\"…\"])".into(),
         ));
     }
-    check_text("reason", reason)?;
+    check_text(Term::Reason, reason)?;
     store.lock_agent(agent)?;
     let current = store.latest(agent)?;
     let base = current.unwrap_or_else(|| Identity::neutral(agent, UNKNOWN_MODEL, now));
@@ -730,11 +735,11 @@ pub fn update(
 ) -> Result<EditOutcome, SoulError> {
     let agent = check_id(Term::AgentId, agent_id)?;
     if directive.trim().is_empty() {
-        return Err(SoulError::Invalid(
-            "directive is required: say what to change, e.g. \"be more concise\" or \"stop using emojis\"".into(),
-        ));
+        return Err(SoulError::Invalid(Term::Directive.then(
+            " is required: say what to change, e.g. \"be more concise\" or \"stop using emojis\"",
+        )));
     }
-    check_text("directive", directive)?;
+    check_text(Term::Directive, directive)?;
     let patch = parse_directive(directive)?;
     let reason = reason
         .map(str::trim)

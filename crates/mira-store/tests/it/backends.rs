@@ -61,28 +61,10 @@ pub fn postgres() -> Option<Backend> {
 }
 
 /// A check of every store, as one test per backend named after it (`<name>::sqlite`,
-/// `<name>::postgres`), so that a failure names its backend; `$b` is the [`Backend`]. The
-/// PostgreSQL one passes without a server, except under CI (see `mira_testkit::pg`).
+/// `<name>::postgres`); `$b` is the [`Backend`] (see `mira_testkit::backend_test!`).
 macro_rules! backend_test {
-    (fn $name:ident($b:ident) $body:block) => {
-        mod $name {
-            use super::*;
-
-            #[test]
-            fn sqlite() {
-                let $b = &crate::backends::sqlite();
-                $body
-            }
-
-            #[test]
-            fn postgres() {
-                let Some(backend) = crate::backends::postgres() else {
-                    return;
-                };
-                let $b = &backend;
-                $body
-            }
-        }
+    ($($test:tt)*) => {
+        mira_testkit::backend_test!(crate::backends::sqlite, crate::backends::postgres; $($test)*);
     };
 }
 

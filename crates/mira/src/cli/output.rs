@@ -65,6 +65,19 @@ pub(super) fn cli_name(term: Term) -> &'static str {
         Term::ToModel => "--to",
         Term::AgentId => "--agent",
         Term::ModelId => "--model",
+        Term::Wing => "--wing",
+        Term::Room => "--room",
+        Term::FallbackWings => "--fallback-wings",
+        Term::Budget => "--budget",
+        Term::Content => "TEXT",
+        Term::Limit => "--limit",
+        Term::Cursor => "--cursor",
+        Term::Since => "--since",
+        Term::Until => "--until",
+        Term::Relation => "--relation",
+        Term::Reason => "--reason",
+        Term::Directive => "DIRECTIVE",
+        Term::Window => "--window",
     }
 }
 

@@ -53,7 +53,7 @@ impl HooksConfig {
             .chain(self.wing.iter().map(|w| ("hooks.wing", w)))
         {
             check(
-                crate::usecases::validate::name("wing", name).is_ok(),
+                crate::usecases::validate::is_name(name),
                 key,
                 "must be wing names: 1-64 ASCII letters, digits, '-', '_' or '.'",
             )?;

@@ -111,7 +111,7 @@ impl McpHttpConfig {
         let mut digests = std::collections::HashSet::new();
         for (i, t) in self.tokens.iter().enumerate() {
             let key = format!("mcp.http.tokens[{i}]");
-            if crate::usecases::validate::name("name", &t.name).is_err() {
+            if !crate::usecases::validate::is_name(&t.name) {
                 bail!("{key}.name: give 1-64 ASCII letters, digits, '-', '_' or '.' (e.g. ci-bot)");
             }
             if !names.insert(t.name.as_str()) {
@@ -129,8 +129,7 @@ impl McpHttpConfig {
             }
             for (list, wings) in [("read", &t.read), ("write", &t.write)] {
                 for w in wings {
-                    if w.trim() != "*" && crate::usecases::validate::name("wing", w.trim()).is_err()
-                    {
+                    if w.trim() != "*" && !crate::usecases::validate::is_name(w.trim()) {
                         bail!("{key}.{list}: '{w}' is neither a wing name (1-64 ASCII letters, digits, '-', '_', '.') nor * (every wing)");
                     }
                 }

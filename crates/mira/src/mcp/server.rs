@@ -256,7 +256,7 @@ async fn wing_hint(c: &Calls) -> String {
 
 /// Checks a wing name, adding the existing wings to the error.
 async fn check_wing(c: &Calls, wing: &str) -> Result<(), Failure> {
-    match validate::name("wing", wing) {
+    match validate::name(mira_core::message::Term::Wing, wing) {
         Ok(()) => Ok(()),
         Err(e) => Err(invalid(format!("{e}. {}", wing_hint(c).await))),
     }

@@ -31,6 +31,7 @@
 use super::{validate, UseCaseError, UseCaseResult};
 use crate::App;
 use mira_core::memory::{MemoryId, MemoryType, RelationType};
+use mira_core::message::Term;
 use mira_core::render::ModeCosts;
 use mira_core::render::{self, RenderMode, NOT_OFFERED};
 use mira_store::{Parts, Source, StoredMemory, TimelineQuery};
@@ -103,7 +104,7 @@ struct Section {
 
 /// Builds the briefing of `req.wing`.
 pub fn briefing(app: &App, req: &BriefingRequest) -> UseCaseResult<Briefing> {
-    validate::name("wing", &req.wing)?;
+    validate::name(Term::Wing, &req.wing)?;
     if req.budget < MIN_BUDGET {
         return Err(UseCaseError::Invalid(
             format!(

@@ -14,6 +14,7 @@ use super::{UseCaseError, UseCaseResult};
 use crate::App;
 use chrono::{DateTime, Utc};
 use mira_core::memory::{MemoryId, MemoryType, RelationType};
+use mira_core::message::Term;
 use mira_store::Source;
 use serde::Serialize;
 
@@ -90,7 +91,7 @@ fn memory_type(c: &Candidate) -> MemoryType {
 
 /// Stores the candidates of one session into `req.wing`.
 pub fn capture(app: &App, req: CaptureRequest) -> UseCaseResult<CaptureOutcome> {
-    super::validate::name("wing", &req.wing)?;
+    super::validate::name(Term::Wing, &req.wing)?;
     let mut out = CaptureOutcome {
         considered: req.candidates.len(),
         ..CaptureOutcome::default()

@@ -17,6 +17,7 @@ use super::{validate, UseCaseError, UseCaseResult};
 use crate::webhooks::{EventKind, MemoryEvent};
 use crate::App;
 use mira_core::memory::{Memory, MemoryId};
+use mira_core::message::Term;
 use mira_core::render::short_id;
 use mira_core::text::plural;
 use mira_store::{DeleteCounts, DeleteScope};
@@ -88,10 +89,10 @@ impl ClearScope {
     fn validated(self) -> UseCaseResult<ClearScope> {
         match &self {
             ClearScope::All => {}
-            ClearScope::Wing { wing } => validate::name("wing", wing)?,
+            ClearScope::Wing { wing } => validate::name(Term::Wing, wing)?,
             ClearScope::Room { wing, room } => {
-                validate::name("wing", wing)?;
-                validate::name("room", room)?;
+                validate::name(Term::Wing, wing)?;
+                validate::name(Term::Room, room)?;
             }
         }
         Ok(self)

@@ -6,6 +6,7 @@ use super::access::Access;
 use super::{load, validate, UseCaseError, UseCaseResult};
 use crate::App;
 use mira_core::memory::{MemoryId, MemoryType};
+use mira_core::message::Term;
 use mira_core::{fingerprint, render, tokens};
 use mira_store::MemoryEdit;
 use serde::Serialize;
@@ -52,10 +53,10 @@ pub fn edit(app: &App, access: &Access, req: &EditRequest) -> UseCaseResult<Edit
         ));
     }
     if let Some(w) = wing {
-        validate::name("wing", w)?;
+        validate::name(Term::Wing, w)?;
     }
     if let Some(r) = room {
-        validate::name("room", r)?;
+        validate::name(Term::Room, r)?;
     }
     let memory_type = memory_type.map(validate::memory_type).transpose()?;
     let mut m = load::existing(app, &req.id)?.memory;

@@ -115,16 +115,16 @@ fn relation(raw: Option<&str>, allowed: &[RelationType]) -> UseCaseResult<Option
     match raw.to_ascii_lowercase().parse::<RelationType>() {
         Ok(r) if allowed.contains(&r) => Ok(Some(r)),
         Ok(r) => Err(UseCaseError::Invalid(
-            Message::from(format!(
-                "relation '{r}' marks the older memory superseded, which a link does not do: to replace it, store the new memory as superseding the old one ("
+            Term::Relation.then(format!(
+                " '{r}' marks the older memory superseded, which a link does not do: to replace it, store the new memory as superseding the old one ("
             ))
             .then(Term::Store)
             .then(format!("); to link them, give one of {names}")),
         )),
-        Err(_) => Err(UseCaseError::Invalid(format!(
-            "relation '{}' is not known: give one of {names} (the later memory happened because of the earlier one, was triggered by it, or resolves it)",
+        Err(_) => Err(UseCaseError::Invalid(Term::Relation.then(format!(
+            " '{}' is not known: give one of {names} (the later memory happened because of the earlier one, was triggered by it, or resolves it)",
             raw.escape_debug()
-        ).into())),
+        )))),
     }
 }
 

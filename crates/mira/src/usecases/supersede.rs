@@ -9,6 +9,7 @@ use super::{validate, UseCaseError, UseCaseResult};
 use crate::webhooks::MemoryEvent;
 use crate::App;
 use mira_core::memory::{Memory, MemoryId};
+use mira_core::message::Term;
 use mira_core::render::short_id;
 use mira_core::sameness::{same_thing, Statement};
 use mira_store::{Parts, Scope, StoredMemory};
@@ -152,13 +153,10 @@ pub fn supersede(
 pub fn reason(raw: Option<&str>) -> UseCaseResult<Option<String>> {
     let reason = raw.map(str::trim).filter(|r| !r.is_empty());
     match reason {
-        Some(r) if r.len() > MAX_REASON => Err(UseCaseError::Invalid(
-            format!(
-                "reason is {} bytes, longer than {MAX_REASON}: say it in a sentence",
-                r.len()
-            )
-            .into(),
-        )),
+        Some(r) if r.len() > MAX_REASON => Err(UseCaseError::Invalid(Term::Reason.then(format!(
+            " is {} bytes, longer than {MAX_REASON}: say it in a sentence",
+            r.len()
+        )))),
         _ => Ok(reason.map(str::to_owned)),
     }
 }

@@ -164,18 +164,18 @@ fn decision_headline(decision: &str, m: &Memory) -> String {
 /// Parses a date bound: `YYYY-MM-DD` (start of that day, or its end when `end_of_day`), RFC 3339,
 /// `YYYY-MM-DDTHH:MM[:SS]` (UTC), or `N` followed by `h`, `d` or `w` (that long before `now`).
 pub fn parse_time(
-    what: &str,
+    what: Term,
     raw: &str,
     end_of_day: bool,
     now: DateTime<Utc>,
 ) -> UseCaseResult<DateTime<Utc>> {
     let s = raw.trim();
     let bad = || {
-        invalid(format!(
-            "{what} '{}' is not a date: use YYYY-MM-DD (2024-01-15), RFC 3339 (2024-01-15T09:30:00Z) \
+        invalid(what.then(format!(
+            " '{}' is not a date: use YYYY-MM-DD (2024-01-15), RFC 3339 (2024-01-15T09:30:00Z) \
              or a relative age such as 7d, 12h or 2w",
             raw.escape_debug()
-        ))
+        )))
     };
     if let Some(unit) = s
         .chars()
@@ -191,10 +191,10 @@ pub fn parse_time(
         let hours = hours
             .filter(|h| (0..=MAX_RELATIVE_HOURS).contains(h))
             .ok_or_else(|| {
-                invalid(format!(
-                    "{what} '{}' is out of range: give an age from 0h to 36500d",
+                invalid(what.then(format!(
+                    " '{}' is out of range: give an age from 0h to 36500d",
                     raw.escape_debug()
-                ))
+                )))
             })?;
         return now
             .checked_sub_signed(Duration::hours(hours))
@@ -237,7 +237,8 @@ fn decode_cursor(raw: &str) -> UseCaseResult<(i64, i64)> {
         .and_then(|(ms, seq)| Some((ms.parse().ok()?, seq.parse().ok()?)));
     parsed.ok_or_else(|| {
         invalid(
-            Message::from(format!("cursor '{}' is not one ", raw.escape_debug()))
+            Term::Cursor
+                .then(format!(" '{}' is not one ", raw.escape_debug()))
                 .then(Term::Timeline)
                 .then(
                     " printed: pass the next_cursor value of the previous page unchanged, \
@@ -256,36 +257,40 @@ fn query(
     let wing = present(&req.wing).map(str::to_owned);
     let room = present(&req.room).map(str::to_owned);
     if let Some(w) = &wing {
-        validate::name("wing", w)?;
+        validate::name(Term::Wing, w)?;
         access.check_read(w)?;
     }
     if let Some(r) = &room {
-        validate::name("room", r)?;
+        validate::name(Term::Room, r)?;
     }
     let memory_type = present(&req.memory_type)
         .map(validate::memory_type)
         .transpose()?;
     let now = req.now.unwrap_or_else(Utc::now);
     let since = present(&req.since)
-        .map(|s| parse_time("since", s, false, now))
+        .map(|s| parse_time(Term::Since, s, false, now))
         .transpose()?;
     let until = present(&req.until)
-        .map(|s| parse_time("until", s, true, now))
+        .map(|s| parse_time(Term::Until, s, true, now))
         .transpose()?;
     if let (Some(a), Some(b)) = (since, until) {
         if a > b {
-            return Err(invalid(format!(
-                "since ({}) is after until ({}): swap them or widen the range",
-                a.to_rfc3339(),
-                b.to_rfc3339()
-            )));
+            return Err(invalid(
+                Term::Since
+                    .then(format!(" ({}) is after ", a.to_rfc3339()))
+                    .then(Term::Until)
+                    .then(format!(
+                        " ({}): swap them or widen the range",
+                        b.to_rfc3339()
+                    )),
+            ));
         }
     }
     let limit = req.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(invalid(format!(
-            "limit {limit} is out of range: give 1 to {MAX_LIMIT} (default {DEFAULT_LIMIT}) and page with cursor"
-        )));
+        return Err(invalid(Term::Limit.then(format!(
+            " {limit} is out of range: give 1 to {MAX_LIMIT} (default {DEFAULT_LIMIT}) and page with "
+        )).then(Term::Cursor)));
     }
     let (newest_first, order) = match present(&req.order).map(str::to_ascii_lowercase).as_deref() {
         None | Some("newest" | "desc" | "newest_first") => (true, "newest"),

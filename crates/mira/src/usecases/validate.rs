@@ -30,42 +30,48 @@ pub(crate) fn unknown_id(lead: String, tail: &str) -> UseCaseError {
 /// other than tab, newline and carriage return.
 pub fn content(text: &str) -> UseCaseResult<()> {
     if text.trim().is_empty() {
-        return Err(invalid("content is empty: give the text to remember"));
+        return Err(invalid(
+            Term::Content.then(" is empty: give the text to remember"),
+        ));
     }
     if text.len() > MAX_CONTENT_BYTES {
-        return Err(invalid(format!(
-            "content is {} bytes; the limit is {MAX_CONTENT_BYTES} bytes (64 KiB): split it into several memories",
+        return Err(invalid(Term::Content.then(format!(
+            " is {} bytes; the limit is {MAX_CONTENT_BYTES} bytes (64 KiB): split it into several memories",
             text.len()
-        )));
+        ))));
     }
     if let Some(c) = text
         .chars()
         .find(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
     {
-        return Err(invalid(format!(
-            "content contains the control character U+{:04X}: remove it (only tab, newline and carriage return are allowed)",
+        return Err(invalid(Term::Content.then(format!(
+            " contains the control character U+{:04X}: remove it (only tab, newline and carriage return are allowed)",
             c as u32
-        )));
+        ))));
     }
     Ok(())
 }
 
-/// Checks a wing or room name (`what` is "wing" or "room"): 1-64 letters, digits, `-`, `_`, `.`,
-/// not only dots.
-pub fn name(what: &str, value: &str) -> UseCaseResult<()> {
+/// Whether `value` is a valid name of a wing, room or token: 1-64 letters, digits, `-`, `_`,
+/// `.`, not only dots.
+pub fn is_name(value: &str) -> bool {
     let n = value.chars().count();
-    let ok = (1..=MAX_NAME_CHARS).contains(&n)
+    (1..=MAX_NAME_CHARS).contains(&n)
         && value
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        && !value.chars().all(|c| c == '.');
-    if ok {
+        && !value.chars().all(|c| c == '.')
+}
+
+/// Checks the name given as argument `what` (a wing or a room): see [`is_name`].
+pub fn name(what: Term, value: &str) -> UseCaseResult<()> {
+    if is_name(value) {
         Ok(())
     } else {
-        Err(invalid(format!(
-            "{what} '{}' is invalid: use 1-{MAX_NAME_CHARS} ASCII letters, digits, '-', '_' or '.' (for example 'my-project')",
+        Err(invalid(what.then(format!(
+            " '{}' is invalid: use 1-{MAX_NAME_CHARS} ASCII letters, digits, '-', '_' or '.' (for example 'my-project')",
             value.escape_debug()
-        )))
+        ))))
     }
 }
 
@@ -182,7 +188,7 @@ mod tests {
     #[test]
     fn name_rules() {
         for ok in ["a", "my-project", "v1.2_x", &"a".repeat(64)] {
-            assert!(name("wing", ok).is_ok(), "{ok}");
+            assert!(name(Term::Wing, ok).is_ok(), "{ok}");
         }
         for bad in [
             "",
@@ -194,7 +200,7 @@ mod tests {
             "é",
             &"a".repeat(65),
         ] {
-            let err = name("wing", bad).unwrap_err().to_string();
+            let err = name(Term::Wing, bad).unwrap_err().to_string();
             assert!(err.starts_with("wing '"), "{err}");
         }
     }

@@ -33,12 +33,10 @@ fn section<'a>(body: &'a str, id: &str) -> Option<&'a str> {
     Some(body[at..].lines().next().unwrap_or_default())
 }
 
-#[test]
-fn store_offers_candidates_the_agent_confirms_and_undoes_over_mcp() {
-    let _serial = serial();
-    for db in Db::each() {
-        eprintln!("backend: {}", db.name());
-        agent_loop(&db);
+backend_test! {
+    fn store_offers_candidates_the_agent_confirms_and_undoes_over_mcp(db) {
+        let _serial = serial();
+        agent_loop(db);
     }
 }
 

@@ -2,7 +2,6 @@
 //! size is a store of its own on either backend, on PostgreSQL a database of its own on the
 //! configured server, and a second run measures the stores the first one built.
 
-use crate::common::Db;
 use mira::bench::{run, BenchOptions};
 use mira::App;
 use std::sync::Arc;
@@ -18,10 +17,9 @@ impl Drop for DropDatabases {
     }
 }
 
-#[test]
-fn bench_keeps_each_size_in_a_store_of_its_own() {
-    let hash: Arc<dyn mira_embed::Embedder> = Arc::new(mira_embed::HashEmbedder::new(384));
-    for db in Db::each() {
+backend_test! {
+    fn bench_keeps_each_size_in_a_store_of_its_own(db) {
+        let hash: Arc<dyn mira_embed::Embedder> = Arc::new(mira_embed::HashEmbedder::new(384));
         let base = db.config();
         let cache = tempfile::tempdir().unwrap();
         let opts = BenchOptions {

@@ -79,7 +79,7 @@ fn bad_input_fails_with_clear_messages() {
         (
             vec!["store".into(), "   ".into(), "--wing".into(), "w".into()],
             2,
-            "content is empty",
+            "TEXT is empty",
         ),
         (
             vec!["store".into(), "x".into(), "--wing".into(), "a/b".into()],
@@ -425,6 +425,12 @@ fn an_error_names_the_argument_in_each_surfaces_words_and_keeps_the_users_text()
         err.contains("error: --max-depth 99 is out of range"),
         "{err}"
     );
+    for (args, cli, _, _, _) in SPELLED_PER_SURFACE {
+        let out = mira(dir.path()).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&format!("error: {cli}")), "{args:?}: {err}");
+    }
 
     let mut client = StdioClient::spawn(dir.path(), &["serve"]);
     client.initialize();
@@ -444,4 +450,65 @@ fn an_error_names_the_argument_in_each_surfaces_words_and_keeps_the_users_text()
         serde_json::json!({"id": uuid::Uuid::new_v4().to_string(), "max_depth": 99}),
     );
     assert!(text(&r).starts_with("max_depth 99 is out of range"), "{r}");
+    for (_, _, tool, args, mcp) in SPELLED_PER_SURFACE {
+        let r = client.call_tool(tool, serde_json::from_str(args).unwrap());
+        assert!(
+            is_error(&r) && text(&r).starts_with(mcp),
+            "{tool} {args}: {r}"
+        );
+    }
 }
+
+/// One error per argument as each surface words it: the command's arguments and what its
+/// message starts with, then the tool, its arguments and what its message starts with.
+const SPELLED_PER_SURFACE: [(&[&str], &str, &str, &str, &str); 7] = [
+    (
+        &["recall", "q", "--budget", "0"],
+        "--budget 0 is out of range",
+        "mira_recall",
+        r#"{"query": "q", "budget": 0}"#,
+        "budget 0 is out of range",
+    ),
+    (
+        &["recall", "q", "--wing", "budget room"],
+        "--wing 'budget room' is invalid",
+        "mira_recall",
+        r#"{"query": "q", "wing": "budget room"}"#,
+        "wing 'budget room' is invalid",
+    ),
+    (
+        &["store", "x", "--wing", "w", "--room", "a/b"],
+        "--room 'a/b' is invalid",
+        "mira_store",
+        r#"{"content": "x", "wing": "w", "room": "a/b"}"#,
+        "room 'a/b' is invalid",
+    ),
+    (
+        &["store", "  ", "--wing", "w"],
+        "TEXT is empty",
+        "mira_store",
+        r#"{"content": "  ", "wing": "w"}"#,
+        "content is empty",
+    ),
+    (
+        &["timeline", "--limit", "0"],
+        "--limit 0 is out of range: give 1 to 1000 (default 100) and page with --cursor",
+        "mira_timeline",
+        r#"{"limit": 0}"#,
+        "limit 0 is out of range: give 1 to 1000 (default 100) and page with cursor",
+    ),
+    (
+        &["timeline", "--since", "2026-02-01", "--until", "2026-01-01"],
+        "--since (2026-02-01T00:00:00+00:00) is after --until",
+        "mira_timeline",
+        r#"{"since": "2026-02-01", "until": "2026-01-01"}"#,
+        "since (2026-02-01T00:00:00+00:00) is after until",
+    ),
+    (
+        &["link", "7f0c1d52", "7f0c1d53", "--relation", "cursor"],
+        "--relation 'cursor' is not known",
+        "mira_link",
+        r#"{"from": "7f0c1d52", "to": "7f0c1d53", "relation": "cursor"}"#,
+        "relation 'cursor' is not known",
+    ),
+];

@@ -125,6 +125,16 @@ pub fn edge(app: &App, from: mira_core::memory::MemoryId, to: mira_core::memory:
     );
 }
 
+/// A check of both backends as one test per backend named after it (`<name>::sqlite`,
+/// `<name>::postgres`); `$db` is the [`Db`] (see `mira_testkit::backend_test!`).
+macro_rules! backend_test {
+    ($($test:tt)*) => {
+        mira_testkit::backend_test!(
+            crate::common::Db::sqlite, crate::common::Db::postgres; $($test)*
+        );
+    };
+}
+
 /// A fresh database for one test, on either backend: SQLite in a temporary directory, or a
 /// PostgreSQL database of its own on the test server (`mira_testkit::pg`), its index files in the
 /// temporary directory.
@@ -150,14 +160,6 @@ impl Db {
             dir: tempfile::tempdir().unwrap(),
             pg: Some(mira_testkit::pg::TestDatabase::create()?),
         })
-    }
-
-    /// A fresh database of each backend that can be had: SQLite, and PostgreSQL when a test
-    /// server runs.
-    pub fn each() -> Vec<Db> {
-        std::iter::once(Db::sqlite())
-            .chain(Db::postgres())
-            .collect()
     }
 
     /// A fresh database on the same backend as this one.

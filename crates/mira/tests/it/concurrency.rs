@@ -87,12 +87,10 @@ fn visible_in(c: &mut StdioClient, id: &str, content: &str) -> Duration {
     }
 }
 
-#[test]
-fn two_processes_share_one_store() {
-    let _serial = serial();
-    for db in Db::each() {
-        eprintln!("backend: {}", db.name());
-        two_processes(&db);
+backend_test! {
+    fn two_processes_share_one_store(db) {
+        let _serial = serial();
+        two_processes(db);
     }
 }
 
@@ -174,17 +172,16 @@ fn two_processes(db: &Db) {
     }
 }
 
-/// Two servers (two apps on one database) update one fact at the same moment, in eight wings:
-/// the stores relate one after the other (the wing's write lock), so each time exactly one of
-/// the three versions stays current; relating both against the old state would leave two.
-#[test]
-fn concurrent_updates_of_one_fact_leave_one_current_version() {
-    use mira::usecases::store::{store, StoreRequest};
-    use mira_store::Parts;
-    let names = [
-        "Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Gina", "Hank",
-    ];
-    for db in Db::each() {
+backend_test! {
+    /// Two servers (two apps on one database) update one fact at the same moment, in eight wings:
+    /// the stores relate one after the other (the wing's write lock), so each time exactly one of
+    /// the three versions stays current; relating both against the old state would leave two.
+    fn concurrent_updates_of_one_fact_leave_one_current_version(db) {
+        use mira::usecases::store::{store, StoreRequest};
+        use mira_store::Parts;
+        let names = [
+            "Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Gina", "Hank",
+        ];
         let (a, b) = (db.hash_app(), db.hash_app());
         let put = |app: &mira::App, wing: &str, content: String| {
             let req = StoreRequest {
@@ -222,12 +219,11 @@ fn concurrent_updates_of_one_fact_leave_one_current_version() {
     }
 }
 
-/// Two servers import the same batch at the same moment: each memory is written once (the
-/// second finds it under the wing's lock) and both answer with the same ids.
-#[test]
-fn concurrent_imports_of_one_batch_write_each_memory_once() {
-    use mira::usecases::store::{store_batch, StoreRequest};
-    for db in Db::each() {
+backend_test! {
+    /// Two servers import the same batch at the same moment: each memory is written once (the
+    /// second finds it under the wing's lock) and both answer with the same ids.
+    fn concurrent_imports_of_one_batch_write_each_memory_once(db) {
+        use mira::usecases::store::{store_batch, StoreRequest};
         let (a, b) = (db.hash_app(), db.hash_app());
         let reqs: Vec<StoreRequest> = (0..60)
             .map(|i| StoreRequest {

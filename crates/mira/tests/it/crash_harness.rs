@@ -168,16 +168,15 @@ fn verify(
     lost
 }
 
-#[test]
-fn acknowledged_memories_survive_sigkill() {
-    let _serial = serial();
-    let kills = env_u64("MIRA_CRASH_KILLS", 8);
-    for db in Db::each() {
+backend_test! {
+    fn acknowledged_memories_survive_sigkill(db) {
+        let _serial = serial();
+        let kills = env_u64("MIRA_CRASH_KILLS", 8);
         let kills = match db.pg {
             Some(_) if std::env::var_os("MIRA_CRASH_KILLS").is_none() => kills.min(3),
             _ => kills,
         };
-        survive_kills(&db, kills);
+        survive_kills(db, kills);
     }
 }
 

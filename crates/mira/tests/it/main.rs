@@ -4,6 +4,9 @@
     reason = "helpers unwrap like the tests (clippy.toml's allowance covers only #[test] functions)"
 )]
 
+#[macro_use]
+mod common;
+
 mod agent_supersede;
 mod bad_input;
 mod batch_ingest;
@@ -11,7 +14,6 @@ mod bench;
 mod cli;
 #[cfg(unix)]
 mod client_snippets;
-mod common;
 mod concurrency;
 mod context_block;
 #[cfg(unix)]

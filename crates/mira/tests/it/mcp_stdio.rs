@@ -97,12 +97,10 @@ fn assert_tool_error(result: &Value, parts: &[&str]) {
     }
 }
 
-#[test]
-fn stdio_session_covers_every_tool_and_error() {
-    let _serial = serial();
-    for db in Db::each() {
-        eprintln!("backend: {}", db.name());
-        every_tool_and_error(&db);
+backend_test! {
+    fn stdio_session_covers_every_tool_and_error(db) {
+        let _serial = serial();
+        every_tool_and_error(db);
     }
 }
 
@@ -352,12 +350,10 @@ fn every_tool_and_error(db: &Db) {
     }
 }
 
-#[test]
-fn lifecycle_tools_timeline_causal_archive_forget_clear() {
-    let _serial = serial();
-    for db in Db::each() {
-        eprintln!("backend: {}", db.name());
-        lifecycle_tools(&db);
+backend_test! {
+    fn lifecycle_tools_timeline_causal_archive_forget_clear(db) {
+        let _serial = serial();
+        lifecycle_tools(db);
     }
 }
 
@@ -518,12 +514,10 @@ fn lifecycle_tools(db: &Db) {
     lines.iter().for_each(|l| assert_json_rpc(l));
 }
 
-#[test]
-fn superseded_facts_and_forgotten_memories_through_mcp_and_a_restart() {
-    let _serial = serial();
-    for db in Db::each() {
-        eprintln!("backend: {}", db.name());
-        superseded_and_forgotten(&db);
+backend_test! {
+    fn superseded_facts_and_forgotten_memories_through_mcp_and_a_restart(db) {
+        let _serial = serial();
+        superseded_and_forgotten(db);
     }
 }
 

@@ -297,13 +297,12 @@ fn recall_never_writes_to_the_database() {
     assert_ne!(version(), before, "the probe must see a real write");
 }
 
-/// Scopes above `recall.ranking.exhaustive_below` are ranked from each search's best
-/// candidates: the vector index's on SQLite, pgvector's HNSW search (filtered by wing in the
-/// same query) on PostgreSQL. A question sharing no word with a memory finds it by meaning, and
-/// nothing of another wing comes back.
-#[test]
-fn large_scopes_find_by_meaning_on_both_backends() {
-    for db in crate::common::Db::each() {
+backend_test! {
+    /// Scopes above `recall.ranking.exhaustive_below` are ranked from each search's best
+    /// candidates: the vector index's on SQLite, pgvector's HNSW search (filtered by wing in the
+    /// same query) on PostgreSQL. A question sharing no word with a memory finds it by meaning, and
+    /// nothing of another wing comes back.
+    fn large_scopes_find_by_meaning(db) {
         let mut cfg = db.config();
         cfg.recall.ranking.exhaustive_below = 0;
         let app = App::open_with_embedder(cfg, crate::common::model()).unwrap();

@@ -167,11 +167,10 @@ fn api_refused((status, body): (u16, String), token: &str, wing: &str, what: &st
 
 const OLD: &str = "2020-01-01T10:00:00Z";
 
-#[test]
-fn two_clients_with_different_wings_cannot_see_or_change_each_other() {
-    let _serial = crate::mcp_common::serial();
-    for db in Db::each() {
-        scenario(&db);
+backend_test! {
+    fn two_clients_with_different_wings_cannot_see_or_change_each_other(db) {
+        let _serial = crate::mcp_common::serial();
+        scenario(db);
     }
 }
 

@@ -56,15 +56,6 @@ pub fn session(db: &Db, args: &[&str]) -> StdioClient {
     c
 }
 
-/// Runs `test` on a fresh database of each backend, one at a time.
-pub fn on_each_backend(test: impl Fn(&Db)) {
-    let _g = serial();
-    for db in Db::each() {
-        eprintln!("backend: {}", db.name());
-        test(&db);
-    }
-}
-
 pub fn tools(c: &mut StdioClient) -> Vec<Value> {
     let r = c.request("tools/list", json!({}));
     r["result"]["tools"].as_array().expect("tools").clone()
@@ -109,9 +100,11 @@ fn dimension<'a>(report: &'a Value, dimension: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {dimension} in {report}"))
 }
 
-#[test]
-fn soul_tools_are_served_only_when_soul_is_enabled() {
-    on_each_backend(served_only_when_enabled);
+backend_test! {
+    fn soul_tools_are_served_only_when_soul_is_enabled(db) {
+        let _serial = serial();
+        served_only_when_enabled(db);
+    }
 }
 
 fn served_only_when_enabled(db: &Db) {
@@ -217,9 +210,11 @@ fn served_only_when_enabled(db: &Db) {
     configured.close();
 }
 
-#[test]
-fn every_soul_tool_over_mcp() {
-    on_each_backend(every_soul_tool);
+backend_test! {
+    fn every_soul_tool_over_mcp(db) {
+        let _serial = serial();
+        every_soul_tool(db);
+    }
 }
 
 fn every_soul_tool(db: &Db) {
@@ -492,9 +487,11 @@ fn every_soul_tool(db: &Db) {
     c.close();
 }
 
-#[test]
-fn the_same_conversation_captured_three_times_is_no_drift() {
-    on_each_backend(same_conversation_no_drift);
+backend_test! {
+    fn the_same_conversation_captured_three_times_is_no_drift(db) {
+        let _serial = serial();
+        same_conversation_no_drift(db);
+    }
 }
 
 fn same_conversation_no_drift(db: &Db) {
@@ -539,9 +536,11 @@ fn same_conversation_no_drift(db: &Db) {
     c.close();
 }
 
-#[test]
-fn recall_under_a_budget_keeps_the_observed_traits_first() {
-    on_each_backend(observed_traits_first);
+backend_test! {
+    fn recall_under_a_budget_keeps_the_observed_traits_first(db) {
+        let _serial = serial();
+        observed_traits_first(db);
+    }
 }
 
 fn observed_traits_first(db: &Db) {
@@ -599,11 +598,9 @@ fn observed_traits_first(db: &Db) {
     c.close();
 }
 
-#[test]
-fn mira_soul_on_the_command_line() {
-    for db in Db::each() {
-        eprintln!("backend: {}", db.name());
-        soul_on_the_command_line(&db);
+backend_test! {
+    fn mira_soul_on_the_command_line(db) {
+        soul_on_the_command_line(db);
     }
 }
 
@@ -643,6 +640,30 @@ fn soul_on_the_command_line(db: &Db) {
         .expect("run");
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("humor_level 2 is out of range"));
+    // The arguments a message names, as the command line spells them.
+    for (args, said) in [
+        (
+            &["update", "--agent", "ada", "  "][..],
+            "error: DIRECTIVE is required",
+        ),
+        (
+            &["recall", "--agent", "ada", "--budget", "5"],
+            "error: --budget 5 is out of range",
+        ),
+        (
+            &["history", "--agent", "ada", "--limit", "0"],
+            "error: --limit 0 is out of range",
+        ),
+        (
+            &["drift", "--agent", "ada", "--window", "0"],
+            "error: --window 0 is out of range",
+        ),
+    ] {
+        let bad = db.mira().arg("soul").args(args).output().expect("run");
+        let err = String::from_utf8_lossy(&bad.stderr);
+        assert_eq!(bad.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+    }
     let missing = db.mira().args(["soul", "status"]).output().expect("run");
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("--agent NAME"));

@@ -4,7 +4,7 @@
 
 use crate::common::Db;
 use crate::mcp_common::*;
-use crate::soul_mcp::{capture, err, names, ok, on_each_backend, session, tools, SOUL_TOOLS};
+use crate::soul_mcp::{capture, err, names, ok, session, tools, SOUL_TOOLS};
 use serde_json::{json, Value};
 
 const REPLY: &str = "Assistant: I would recommend that we analyze the schema. Therefore, the index must change. Honestly, to be transparent, I might be wrong about the cache.";
@@ -14,9 +14,11 @@ fn soul_state(status: &Value) -> &Value {
     &status["structuredContent"]["soul"]
 }
 
-#[test]
-fn mira_status_shows_soul() {
-    on_each_backend(status_shows_soul);
+backend_test! {
+    fn mira_status_shows_soul(db) {
+        let _serial = serial();
+        status_shows_soul(db);
+    }
 }
 
 fn status_shows_soul(db: &Db) {
@@ -60,9 +62,11 @@ fn status_shows_soul(db: &Db) {
     c.close();
 }
 
-#[test]
-fn a_soul_that_cannot_start_says_why() {
-    on_each_backend(cannot_start);
+backend_test! {
+    fn a_soul_that_cannot_start_says_why(db) {
+        let _serial = serial();
+        cannot_start(db);
+    }
 }
 
 fn cannot_start(db: &Db) {
@@ -112,9 +116,11 @@ fn cannot_start(db: &Db) {
     c.close();
 }
 
-#[test]
-fn soul_over_http() {
-    on_each_backend(over_http);
+backend_test! {
+    fn soul_over_http(db) {
+        let _serial = serial();
+        over_http(db);
+    }
 }
 
 fn over_http(db: &Db) {
@@ -157,13 +163,15 @@ fn over_http(db: &Db) {
     assert!(server.stop().success());
 }
 
-/// Two servers capturing for one agent at the same moment, on a fresh database: every capture
-/// makes a version of its own, the versions are consecutive, and each builds on the one before
-/// (on PostgreSQL the second writer waits for the agent's advisory lock, then reads what the
-/// first wrote).
-#[test]
-fn concurrent_captures_for_one_agent_make_consecutive_versions() {
-    on_each_backend(concurrent_captures);
+backend_test! {
+    /// Two servers capturing for one agent at the same moment, on a fresh database: every capture
+    /// makes a version of its own, the versions are consecutive, and each builds on the one before
+    /// (on PostgreSQL the second writer waits for the agent's advisory lock, then reads what the
+    /// first wrote).
+    fn concurrent_captures_for_one_agent_make_consecutive_versions(db) {
+        let _serial = serial();
+        concurrent_captures(db);
+    }
 }
 
 fn concurrent_captures(db: &Db) {

@@ -93,11 +93,9 @@ fn import(db: &Db, file: &Path) -> String {
     stdout(db.mira().arg("import").arg(file))
 }
 
-#[test]
-fn export_import_export_is_byte_identical_with_and_without_embeddings() {
-    for src in Db::each() {
-        eprintln!("backend: {}", src.name());
-        round_trip(&src);
+backend_test! {
+    fn export_import_export_is_byte_identical_with_and_without_embeddings(src) {
+        round_trip(src);
     }
 }
 

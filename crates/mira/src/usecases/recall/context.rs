@@ -12,6 +12,7 @@ use crate::usecases::{UseCaseError, UseCaseResult};
 use crate::App;
 use mira_core::allocate::{self, AllocCandidate, AllocParams, Selection};
 use mira_core::memory::{Memory, MemoryId};
+use mira_core::message::Term;
 use mira_core::render::{self, Frame, Placed};
 use mira_core::render::{ModeCosts, NOT_OFFERED};
 use mira_store::index::unit_cosine;
@@ -332,8 +333,8 @@ fn enough_budget(frame: &Frame<'_>, alloc: &[AllocCandidate], count: usize) -> O
 
 /// The refusal of a budget too small for `what`, which takes `need` tokens.
 fn too_small(budget: u32, need: u32, what: &str, app: &App) -> UseCaseError {
-    UseCaseError::Invalid(format!(
-        "budget {budget} is too small: {what} take {need} tokens; give a budget of at least {need} (whole memories need more; the default is {})",
+    UseCaseError::Invalid(Term::Budget.then(format!(
+        " {budget} is too small: {what} take {need} tokens; give a budget of at least {need} (whole memories need more; the default is {})",
         app.config.allocator.default_budget
-    ).into())
+    )))
 }

@@ -25,6 +25,7 @@ use crate::config::SupersededPolicy;
 use crate::App;
 use mira_core::lexical::Bm25Params;
 use mira_core::memory::MemoryId;
+use mira_core::message::{Message, Term};
 use mira_core::rank::{RankParams, Standout, StandoutLevels};
 use mira_core::render::Frame;
 pub use mira_core::render::Surface;
@@ -261,19 +262,19 @@ fn validate_request(app: &App, req: &RecallRequest) -> UseCaseResult<u32> {
         ));
     }
     for w in req.wing.iter().chain(&req.fallback_wings) {
-        validate::name("wing", w)?;
+        validate::name(Term::Wing, w)?;
     }
     if let Some(r) = &req.room {
-        validate::name("room", r)?;
+        validate::name(Term::Room, r)?;
     }
     let budget = req
         .budget
         .unwrap_or(app.config.allocator.default_budget as i64);
     if !(1..=MAX_BUDGET as i64).contains(&budget) {
-        return Err(UseCaseError::Invalid(format!(
-            "budget {budget} is out of range: give a number of tokens from 1 to {MAX_BUDGET} (default {})",
+        return Err(UseCaseError::Invalid(Term::Budget.then(format!(
+            " {budget} is out of range: give a number of tokens from 1 to {MAX_BUDGET} (default {})",
             app.config.allocator.default_budget
-        ).into()));
+        ))));
     }
     Ok(budget as u32)
 }
@@ -477,12 +478,15 @@ pub fn recall(app: &App, access: &Access, req: &RecallRequest) -> UseCaseResult<
                 }
                 _ => {
                     return Err(UseCaseError::Invalid(
-                        format!(
-                            "{} reads {}: name one of them as wing (and others as fallback_wings)",
+                        Message::from(format!(
+                            "{} reads {}: name one of them as ",
                             access.who(),
                             access.reads()
-                        )
-                        .into(),
+                        ))
+                        .then(Term::Wing)
+                        .then(" (and others as ")
+                        .then(Term::FallbackWings)
+                        .then(")"),
                     ))
                 }
             };

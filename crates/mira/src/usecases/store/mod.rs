@@ -15,6 +15,7 @@ use crate::App;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use mira_core::memory::{Fingerprint, Memory, MemoryId, MemoryType, RelationType};
+use mira_core::message::Term;
 use mira_core::tags::Tag;
 use mira_core::{classify, fingerprint, render, tags, tokens, type_model};
 use mira_store::{Bookkeeping, Edge, Embedding, MemoryReads, NewMemory, Parts, Source};
@@ -180,9 +181,9 @@ pub fn stored_tags(content: &str, fp: &Fingerprint) -> Vec<Tag> {
 
 fn prepare(app: &App, req: &StoreRequest) -> UseCaseResult<Prepared> {
     let (content, redacted) = stored_content(app, &req.content)?;
-    validate::name("wing", &req.wing)?;
+    validate::name(Term::Wing, &req.wing)?;
     if let Some(room) = &req.room {
-        validate::name("room", room)?;
+        validate::name(Term::Room, room)?;
     }
     validate::when_and_session(req.created_at, req.session_id.as_deref())?;
     let given_type = req.memory_type.as_deref().filter(|t| !t.trim().is_empty());

@@ -15,6 +15,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use mira_core::fingerprint;
 use mira_core::memory::Fingerprint;
 use mira_core::memory::{Memory, MemoryId, RelationType};
+use mira_core::message::Term;
 use mira_core::tags::Tag;
 use mira_core::{render, tags, tokens};
 use mira_store::{Bookkeeping, Edge, Embedding, NewMemory, Source, StoredMemory};
@@ -202,8 +203,8 @@ impl Line {
     pub fn check(self, now: i64, min_entity_len: usize) -> Result<Parsed, String> {
         let id = parse_id("id", &self.id)?;
         validate::content(&self.content).map_err(|e| e.to_string())?;
-        validate::name("wing", &self.wing).map_err(|e| e.to_string())?;
-        validate::name("room", &self.room).map_err(|e| e.to_string())?;
+        validate::name(Term::Wing, &self.wing).map_err(|e| e.to_string())?;
+        validate::name(Term::Room, &self.room).map_err(|e| e.to_string())?;
         let memory_type = validate::memory_type(&self.memory_type).map_err(|e| e.to_string())?;
         let created_at = time_ms("created_at", &self.created_at)?;
         let stored_at = match &self.stored_at {

@@ -19,6 +19,7 @@ use crate::App;
 use anyhow::Context;
 use line::{Line, Parsed};
 use mira_core::memory::MemoryId;
+use mira_core::message::Term;
 use mira_store::{Embedding, MemoryStore, NewMemory, Parts, Relation};
 use serde::Serialize;
 use std::collections::HashSet;
@@ -38,7 +39,7 @@ pub fn export(
     out: &mut dyn Write,
 ) -> UseCaseResult<u64> {
     if let Some(w) = wing {
-        validate::name("wing", w)?;
+        validate::name(Term::Wing, w)?;
         access.check_read(w)?;
     }
     let mut written = 0;
@@ -182,7 +183,7 @@ pub fn import_locomo(
     let conv = crate::locomo::parse_conversation(path)
         .map_err(|e| UseCaseError::Invalid(format!("{e:#}").into()))?;
     let wing = wing.map_or_else(|| conv.wing(), str::to_owned);
-    validate::name("wing", &wing)?;
+    validate::name(Term::Wing, &wing)?;
     let mut report = ImportReport::default();
     let total = conv.turns.len() as u64;
     progress(0, total);
