@@ -8,6 +8,7 @@ use mira::mcp::args::{
     StatusArgs, StoreArgs, SupersedeArgs, TimelineArgs,
 };
 use mira::usecases::{supersede, validate};
+use mira_core::message::Term;
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {
@@ -18,8 +19,10 @@ fuzz_target!(|data: &[u8]| {
         if let Some(c) = &a.content {
             let _ = validate::content(c);
         }
-        for name in [&a.wing, &a.room].into_iter().flatten() {
-            let _ = validate::name("wing", name);
+        for (term, name) in [(Term::Wing, &a.wing), (Term::Room, &a.room)] {
+            if let Some(name) = name {
+                let _ = validate::name(term, name);
+            }
         }
         if let Some(t) = &a.memory_type {
             let _ = validate::memory_type(t);
