@@ -43,7 +43,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Questions of the next conversation asked of each conversation (category `other`).
 pub const FOREIGN_QUESTIONS: usize = 20;
@@ -495,6 +495,11 @@ impl Run<'_> {
             }
         }
         bar.finish_and_clear();
+        // The index's background work ends before its temporary folder goes (a graph saved
+        // into a removed folder only warns, but on every run).
+        if let Some(index) = app.index_if_open() {
+            index.wait_idle(Duration::from_secs(60));
+        }
         Ok(grid_scores)
     }
 }
