@@ -50,8 +50,8 @@ pub struct RankParams {
     /// `1 − κ·F`; 0: not at all, 1: a perfect match gains nothing).
     pub propagation_saturation: f32,
     /// What each further memory of a session already ranked higher loses at most, so that the
-    /// best candidates reach more sessions (0: off); a memory loses it in the share it stands
-    /// alone, `1 − r` ([`receptivity`]): short turns lose nothing.
+    /// best candidates reach more sessions (0: off); a memory loses it in the share its session
+    /// gives ([`diversify`]; recall gives `1 − r` ([`receptivity`]) of its exchange's longest).
     pub session_diversity: f32,
     /// Added to the score of a memory by or about the one person the query names.
     pub entity_boost: f32,
@@ -201,11 +201,9 @@ pub fn diversify<T: Copy, S: Eq + Hash>(
         .collect();
     let mut taken = vec![0u32; numbers.len()];
     let mut left: Vec<usize> = (0..ranked.len()).collect();
-    let mut out = Vec::with_capacity(k.min(ranked.len()));
-    let mut last = f32::INFINITY;
-    while out.len() < k && !left.is_empty() {
+    let mut picked: Vec<(usize, f32)> = Vec::with_capacity(places.min(k));
+    while picked.len() < places.min(k) && !left.is_empty() {
         // The first of the best (ties keep the input order).
-        let penalty = if out.len() < places { penalty } else { 0.0 };
         let (at, score) = left
             .iter()
             .enumerate()
@@ -220,10 +218,20 @@ pub fn diversify<T: Copy, S: Eq + Hash>(
         if let Some((s, _)) = sessions[i] {
             taken[s] += 1;
         }
-        last = score.min(last.next_down());
-        out.push((ranked[i].0, last));
+        picked.push((i, score));
     }
-    out
+    // Below the places, the relevance's order.
+    let rest = left.into_iter().map(|i| (i, ranked[i].1));
+    let mut last = f32::INFINITY;
+    picked
+        .into_iter()
+        .chain(rest)
+        .take(k)
+        .map(|(i, score)| {
+            last = score.min(last.next_down());
+            (ranked[i].0, last)
+        })
+        .collect()
 }
 
 /// How far the best candidate of a recall stands above the scope's background, in meaning and

@@ -312,7 +312,7 @@ impl<'v, 'a> Ranker<'v, 'a> {
     fn ranked(mut self) -> Ranking {
         let input = self.input;
         let mut standout = Standout::new(None, self.lexical_coverage);
-        let scored: Vec<(u32, f32)> = match input.mode {
+        let mut scored: Vec<(u32, f32)> = match input.mode {
             Retrieval::Hybrid => {
                 let (scored, dense) = self.hybrid();
                 standout = Standout::new(dense, self.lexical_coverage);
@@ -324,7 +324,6 @@ impl<'v, 'a> Ranker<'v, 'a> {
             // Ranked by the database instead (`rank` hands it to `full_text`).
             Retrieval::FullText(_) => Vec::new(),
         };
-        let mut scored = scored;
         self.keep_best(&mut scored, input.k);
         let diversity = input.params.session_diversity;
         if input.mode == Retrieval::Hybrid && diversity > 0.0 {
