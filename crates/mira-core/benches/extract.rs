@@ -1,8 +1,9 @@
-//! Store-side extraction cost per memory: classify + fingerprint + tags, and the cl100k
-//! token counts of the content and of the fingerprint JSON.
+//! Store-side extraction cost per memory: classify + fingerprint + tags, the cl100k token
+//! counts of the content and of the fingerprint JSON, and the "may update" comparison of a new
+//! memory with a full lookback of similar earlier ones.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use mira_core::{classify, fingerprint, tags, tokens};
+use mira_core::{classify, fingerprint, sameness, tags, tokens};
 use std::hint::black_box;
 
 const SHORT: &str = "We decided to migrate to PostgreSQL for v2. Rejected: MySQL (not ACID), \
@@ -60,6 +61,30 @@ fn bench(c: &mut Criterion) {
         });
     }
     group.finish();
+    // A new memory against 50 earlier ones (`extraction.causal_lookback`), all of one vector so
+    // that every pair is compared in full, as `mira bench`'s single stores are.
+    let vector = [1.0f32];
+    let at = chrono::Utc::now();
+    let earlier: Vec<String> = (0..50)
+        .map(|i| {
+            format!(
+                "Probe {i}: the cache of service {i} was warmed at {} UTC.",
+                i % 24
+            )
+        })
+        .collect();
+    c.bench_function("sameness/new_against_50_earlier", |b| {
+        b.iter(|| {
+            let new = sameness::Statement::new(black_box(SHORT), &vector, at);
+            earlier
+                .iter()
+                .filter(|text| {
+                    let old = sameness::Statement::new(text, &vector, at);
+                    sameness::same_thing(&old, &new, None)
+                })
+                .count()
+        })
+    });
 }
 
 criterion_group!(benches, bench);

@@ -286,7 +286,7 @@ fn may_update(
     links: &[LinkOutcome],
 ) -> Vec<MayUpdate> {
     let new = sameness::Statement::new(&m.content, embedding, m.created_at);
-    let mut found: Vec<(&Earlier<'_>, f32)> = recent
+    let mut open: Vec<(&Earlier<'_>, f32)> = recent
         .iter()
         .filter(|r| {
             r.current
@@ -295,17 +295,18 @@ fn may_update(
                     .iter()
                     .any(|l| l.target == r.id && l.relation.supersedes())
         })
-        .filter_map(|r| {
-            let at = chrono::DateTime::from_timestamp_millis(r.created_at)?;
-            let old = sameness::Statement::new(r.content, r.embedding, at);
-            sameness::same_thing(&old, &new, None)
-                .then(|| (r, sameness::cosine(r.embedding, embedding)))
-        })
+        .map(|r| (r, sameness::cosine(r.embedding, embedding)))
         .collect();
-    found.sort_by(|a, b| b.1.total_cmp(&a.1));
-    found.truncate(MAX_MAY_UPDATE);
-    found
-        .into_iter()
+    // Most similar first, compared only until enough are found (reading a text is the cost).
+    open.sort_by(|a, b| b.1.total_cmp(&a.1));
+    open.into_iter()
+        .filter(|(r, _)| {
+            chrono::DateTime::from_timestamp_millis(r.created_at).is_some_and(|at| {
+                let old = sameness::Statement::new(r.content, r.embedding, at);
+                sameness::same_thing(&old, &new, None)
+            })
+        })
+        .take(MAX_MAY_UPDATE)
         .map(|(r, _)| MayUpdate::new(r.id, r.content))
         .collect()
 }
