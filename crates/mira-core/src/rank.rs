@@ -8,11 +8,10 @@
 //!   how far ahead the best matches are.
 //! - **Neighbours**: a question usually matches several turns of one exchange, so each memory
 //!   gains from the best-matching memories next to it in its session:
-//!   `G(i) = F(i) + α · r(i) · (1 − κ·F(i)) · Σ_{d=1..reach} γ^{d−1} · max(F(i−d), F(i+d))`
+//!   `G(i) = F(i) + α · r(i) · Σ_{d=1..reach} γ^{d−1} · max(F(i−d), F(i+d))`
 //!   (a missing neighbour counts 0; F is propagated, never G). A short turn of a chat means
 //!   little without the turns around it, a long memory stands on its own: `r(i) = min(1, L /
-//!   tokens(i))` ([`RankParams::propagation_tokens`] = L). The more a memory matches by
-//!   itself, the less its neighbours add (κ, [`RankParams::propagation_saturation`]).
+//!   tokens(i))` ([`RankParams::propagation_tokens`] = L).
 //! - **Entity**: when the query names exactly one known person, memories by or about them gain a
 //!   fixed amount.
 //! - **Sessions**: the best candidates are taken in turn, each further memory of a session
@@ -46,9 +45,6 @@ pub struct RankParams {
     /// A memory of more tokens than this receives proportionally less from its neighbours
     /// (0: no limit).
     pub propagation_tokens: u32,
-    /// How much a memory's own score `F` in [0, 1] limits what its neighbours add (the factor
-    /// `1 − κ·F`; 0: not at all, 1: a perfect match gains nothing).
-    pub propagation_saturation: f32,
     /// What each further memory of a session already ranked higher loses at most, so that the
     /// best candidates reach more sessions (0: off); a memory loses it in the share its session
     /// gives ([`diversify`]; recall gives `1 − r` ([`receptivity`]) of its exchange's longest).
@@ -67,7 +63,6 @@ impl Default for RankParams {
             propagation_decay: 0.5,
             propagation_reach: 3,
             propagation_tokens: 128,
-            propagation_saturation: 0.0,
             session_diversity: 0.05,
             entity_boost: 0.2,
             bm25: Bm25Params::default(),
@@ -160,8 +155,7 @@ pub fn propagate(
         gain += weight * before.unwrap_or(0.0).max(after.unwrap_or(0.0));
         weight *= p.propagation_decay;
     }
-    let saturation = (1.0 - p.propagation_saturation.clamp(0.0, 1.0) * own).max(0.0);
-    own + p.propagation * receptivity(tokens, p) * saturation * gain
+    own + p.propagation * receptivity(tokens, p) * gain
 }
 
 /// The share of its neighbours' scores a memory of `tokens` tokens receives: 1 up to
@@ -385,13 +379,6 @@ mod tests {
             ),
             1.0
         );
-        let saturated = RankParams {
-            propagation_saturation: 1.0,
-            ..p
-        };
-        // 0.2 + 0.5 × (1 − 0.2) × 1.0
-        assert!((propagate(0.2, &sides, 50, &saturated) - 0.6).abs() < 1e-6);
-        assert_eq!(propagate(1.0, &sides, 50, &saturated), 1.0);
     }
 
     #[test]

@@ -101,9 +101,6 @@ pub struct RankingConfig {
     /// A memory longer than this many tokens receives proportionally less from its neighbours
     /// (0: no limit): a short turn of a chat needs the turns around it, a long one stands alone.
     pub propagation_tokens: u32,
-    /// In [0, 1]: how much a memory's own score limits what its neighbours add (0: not at
-    /// all; 1: a perfect match gains nothing).
-    pub propagation_saturation: f32,
     /// What (≥ 0) each further memory of a session already ranked higher loses at most in the
     /// first places, in the share its exchange (it and its neighbours) is longer than
     /// `propagation_tokens` (1 − propagation_tokens / tokens; short chat loses nothing), so
@@ -127,7 +124,6 @@ impl Default for RankingConfig {
             propagation_decay: 0.5,
             propagation_reach: 3,
             propagation_tokens: 128,
-            propagation_saturation: 0.0,
             session_diversity: 0.05,
             entity_boost: 0.2,
             bm25_k1: 0.9,
@@ -186,11 +182,6 @@ impl RankingConfig {
             0..=100_000,
             "recall.ranking.propagation_tokens",
             "(0: no limit)",
-        )?;
-        in_range(
-            self.propagation_saturation,
-            0.0..=1.0,
-            "recall.ranking.propagation_saturation",
         )?;
         in_range(
             self.session_diversity,

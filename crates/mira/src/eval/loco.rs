@@ -16,7 +16,7 @@ pub(super) type GridScores = Vec<Vec<Vec<Vec<f64>>>>;
 pub type GridPoint = (String, RankParams);
 
 /// The declared grid around `base` (the configured parameters, point 0): every combination of
-/// propagation weight, saturation and session diversity, and each other parameter varied
+/// propagation weight and session diversity, and each other parameter varied
 /// alone; then each stage switched off alone ([`stages`]). Each parameter's configured value
 /// comes first among its values, so that where the data cannot tell two points apart (a
 /// parameter that changes nothing on them), the choice keeps the configured value.
@@ -28,20 +28,15 @@ pub fn grid(base: RankParams) -> Vec<GridPoint> {
         }
     };
     for propagation in configured_first(base.propagation, [0.0, 0.4, 0.5, 0.6]) {
-        for saturation in configured_first(base.propagation_saturation, [0.0, 0.5, 1.0]) {
-            for diversity in configured_first(base.session_diversity, [0.0, 0.05, 0.1]) {
-                add(
-                    format!(
-                        "propagation={propagation} saturation={saturation} diversity={diversity}"
-                    ),
-                    RankParams {
-                        propagation,
-                        propagation_saturation: saturation,
-                        session_diversity: diversity,
-                        ..base
-                    },
-                );
-            }
+        for diversity in configured_first(base.session_diversity, [0.0, 0.05, 0.1]) {
+            add(
+                format!("propagation={propagation} diversity={diversity}"),
+                RankParams {
+                    propagation,
+                    session_diversity: diversity,
+                    ..base
+                },
+            );
         }
     }
     for w in configured_first(base.lexical_weight, [0.3, 0.4, 0.5]) {
@@ -98,13 +93,6 @@ pub fn stages(base: RankParams) -> Vec<(&'static str, RankParams)> {
             "shorter memories take more from neighbours",
             RankParams {
                 propagation_tokens: 0,
-                ..base
-            },
-        ),
-        (
-            "propagation saturation",
-            RankParams {
-                propagation_saturation: 0.0,
                 ..base
             },
         ),

@@ -231,7 +231,6 @@ pub fn configured_rank_params(app: &App) -> RankParams {
         propagation_decay: r.propagation_decay,
         propagation_reach: r.propagation_reach,
         propagation_tokens: r.propagation_tokens,
-        propagation_saturation: r.propagation_saturation,
         session_diversity: r.session_diversity,
         entity_boost: r.entity_boost,
         bm25: Bm25Params {
