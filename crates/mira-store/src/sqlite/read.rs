@@ -9,7 +9,7 @@ use crate::{Result, StoreError};
 use mira_core::memory::{Memory, MemoryId};
 use mira_core::slots::Slot;
 use mira_core::tags::Tag;
-use rusqlite::{params, Connection, OptionalExtension, Row};
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row};
 use std::collections::{BTreeMap, HashMap};
 
 /// `SELECT` of one memory's row (`verbatims v` joined with `fingerprints f`, the columns
@@ -91,6 +91,68 @@ pub(super) fn fill(conn: &Connection, m: &mut StoredMemory, parts: Parts) -> Res
     Ok(())
 }
 
+/// Reads the `parts` of `memories`: tags and embeddings in one query each per 500 memories,
+/// the other parts one memory at a time ([`fill`]).
+fn fill_many(conn: &Connection, memories: &mut [StoredMemory], parts: Parts) -> Result<()> {
+    for chunk in memories.chunks_mut(500) {
+        let keys: Vec<String> = chunk.iter().map(|m| m.memory.id.to_string()).collect();
+        let marks = vec!["?"; keys.len()].join(",");
+        if parts.tags {
+            let mut tags: HashMap<String, Vec<Tag>> = HashMap::new();
+            let mut stmt = conn.prepare_cached(&format!(
+                "SELECT memory_id, tag, kind FROM tags WHERE memory_id IN ({marks}) ORDER BY rowid"
+            ))?;
+            let mut rows = stmt.query(params_from_iter(keys.iter()))?;
+            while let Some(r) = rows.next()? {
+                let key: String = r.get(0)?;
+                let t = tag(&key, r.get(1)?, r.get(2)?)?;
+                tags.entry(key).or_default().push(t);
+            }
+            for (m, key) in chunk.iter_mut().zip(&keys) {
+                m.tags = tags.remove(key).unwrap_or_default();
+            }
+        }
+        if parts.embedding {
+            let mut embeddings: HashMap<String, Embedding> = HashMap::new();
+            let mut stmt = conn.prepare_cached(&format!(
+                "SELECT memory_id, model, vector FROM embeddings WHERE memory_id IN ({marks})"
+            ))?;
+            let mut rows = stmt.query(params_from_iter(keys.iter()))?;
+            while let Some(r) = rows.next()? {
+                embeddings.insert(
+                    r.get(0)?,
+                    embedding_of(r.get(1)?, &r.get::<_, Vec<u8>>(2)?)?,
+                );
+            }
+            for (m, key) in chunk.iter_mut().zip(&keys) {
+                m.embedding = embeddings.remove(key);
+            }
+        }
+        let rest = Parts {
+            tags: false,
+            embedding: false,
+            ..parts
+        };
+        for m in chunk.iter_mut() {
+            fill(conn, m, rest)?;
+        }
+    }
+    Ok(())
+}
+
+/// A tag read from the `tags` table for the memory `key`.
+fn tag(key: &str, tag: String, kind: String) -> Result<Tag> {
+    let kind = kind
+        .parse()
+        .map_err(|e| crate::model::corrupt(key, "tag", e))?;
+    Ok(Tag { tag, kind })
+}
+
+/// An embedding read from the `embeddings` table.
+fn embedding_of(model: String, blob: &[u8]) -> Result<Embedding> {
+    decode_vector(blob).map(|vector| Embedding { model, vector })
+}
+
 fn tags(conn: &Connection, key: &str) -> Result<Vec<Tag>> {
     let mut stmt =
         conn.prepare_cached("SELECT tag, kind FROM tags WHERE memory_id = ?1 ORDER BY rowid")?;
@@ -100,12 +162,7 @@ fn tags(conn: &Connection, key: &str) -> Result<Vec<Tag>> {
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     rows.into_iter()
-        .map(|(tag, kind)| {
-            let kind = kind
-                .parse()
-                .map_err(|e| crate::model::corrupt(key, "tag", e))?;
-            Ok(Tag { tag, kind })
-        })
+        .map(|(t, kind)| tag(key, t, kind))
         .collect()
 }
 
@@ -115,7 +172,7 @@ fn embedding(conn: &Connection, key: &str) -> Result<Option<Embedding>> {
             Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
         })
         .optional()?
-        .map(|(model, blob)| decode_vector(&blob).map(|vector| Embedding { model, vector }))
+        .map(|(model, blob)| embedding_of(model, &blob))
         .transpose()
 }
 
@@ -157,11 +214,13 @@ pub(super) fn get_many(
         );
         let mut stmt = conn.prepare_cached(&sql)?;
         let keys: Vec<String> = chunk.iter().map(|i| i.to_string()).collect();
-        let mut rows = stmt.query(rusqlite::params_from_iter(keys.iter()))?;
+        let mut rows = stmt.query(params_from_iter(keys.iter()))?;
+        let mut memories = Vec::with_capacity(chunk.len());
         while let Some(r) = rows.next()? {
-            let m = stored(conn, r, parts)?;
-            out.insert(m.memory.id, m);
+            memories.push(raw_row(r)?.decode()?);
         }
+        fill_many(conn, &mut memories, parts)?;
+        out.extend(memories.into_iter().map(|m| (m.memory.id, m)));
     }
     Ok(out)
 }
@@ -198,8 +257,9 @@ pub(super) fn recent_in_wing(
     };
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
-        out.push(stored(conn, r, parts)?);
+        out.push(raw_row(r)?.decode()?);
     }
+    fill_many(conn, &mut out, parts)?;
     Ok(out)
 }
 

@@ -5,6 +5,7 @@
 
 use crate::backends::{memory, vector, Backend};
 use mira_core::memory::{MemoryId, RelationType};
+use mira_core::tags::{Tag, TagKind};
 use mira_store::index::{IndexParams, VectorIndexManager};
 use mira_store::{
     ArchivePlan, DeadLetter, DeleteScope, Edge, Parts, Relation, Scope, TimelineQuery,
@@ -86,10 +87,21 @@ backend_test! {
         let s = &*b.store;
         let older = memory("I live in Paris.", "w", 1_000, 1);
         s.insert_memory(&older).unwrap();
+        let mut tagged = memory("My sister lives in Lyon.", "w", 1_500, 3);
+        tagged.tags.push(Tag {
+            tag: "lyon".into(),
+            kind: TagKind::Entity,
+        });
+        s.insert_memory(&tagged).unwrap();
         let mut tx = s.begin_store(&["w"]).unwrap();
         let recent = tx.recent_in_wing("w", 0, 10).unwrap();
-        assert_eq!(recent.len(), 1);
-        assert!(recent[0].embedding.is_some() && !recent[0].tags.is_empty());
+        // Newest first, each with its own tags (in their order) and embedding.
+        assert_eq!(recent.len(), 2);
+        for (read, written) in recent.iter().zip([&tagged, &older]) {
+            assert_eq!(read.memory.id, written.memory.id);
+            assert_eq!(read.tags, written.tags);
+            assert_eq!(read.embedding, written.embedding);
+        }
         let holders = tx.slot_holders("w", &["location".into()], 5_000).unwrap();
         assert!(holders.iter().all(|(id, _)| *id == older.memory.id));
         let newer = memory("I live in Berlin now.", "w", 2_000, 2);
