@@ -96,36 +96,26 @@ pub(super) fn fill(conn: &Connection, m: &mut StoredMemory, parts: Parts) -> Res
 fn fill_many(conn: &Connection, memories: &mut [StoredMemory], parts: Parts) -> Result<()> {
     for chunk in memories.chunks_mut(500) {
         let keys: Vec<String> = chunk.iter().map(|m| m.memory.id.to_string()).collect();
-        let marks = vec!["?"; keys.len()].join(",");
         if parts.tags {
-            let mut tags: HashMap<String, Vec<Tag>> = HashMap::new();
-            let mut stmt = conn.prepare_cached(&format!(
-                "SELECT memory_id, tag, kind FROM tags WHERE memory_id IN ({marks}) ORDER BY rowid"
-            ))?;
-            let mut rows = stmt.query(params_from_iter(keys.iter()))?;
-            while let Some(r) = rows.next()? {
-                let key: String = r.get(0)?;
-                let t = tag(&key, r.get(1)?, r.get(2)?)?;
-                tags.entry(key).or_default().push(t);
-            }
+            let mut tags = rows_by_memory(
+                conn,
+                "SELECT memory_id, tag, kind FROM tags WHERE memory_id IN ({}) ORDER BY rowid",
+                &keys,
+                |key, r| tag(key, r.get(1)?, r.get(2)?),
+            )?;
             for (m, key) in chunk.iter_mut().zip(&keys) {
                 m.tags = tags.remove(key).unwrap_or_default();
             }
         }
         if parts.embedding {
-            let mut embeddings: HashMap<String, Embedding> = HashMap::new();
-            let mut stmt = conn.prepare_cached(&format!(
-                "SELECT memory_id, model, vector FROM embeddings WHERE memory_id IN ({marks})"
-            ))?;
-            let mut rows = stmt.query(params_from_iter(keys.iter()))?;
-            while let Some(r) = rows.next()? {
-                embeddings.insert(
-                    r.get(0)?,
-                    embedding_of(r.get(1)?, &r.get::<_, Vec<u8>>(2)?)?,
-                );
-            }
+            let mut embeddings = rows_by_memory(
+                conn,
+                "SELECT memory_id, model, vector FROM embeddings WHERE memory_id IN ({})",
+                &keys,
+                |_, r| embedding_of(r.get(1)?, &r.get::<_, Vec<u8>>(2)?),
+            )?;
             for (m, key) in chunk.iter_mut().zip(&keys) {
-                m.embedding = embeddings.remove(key);
+                m.embedding = embeddings.remove(key).and_then(|e| e.into_iter().next());
             }
         }
         let rest = Parts {
@@ -138,6 +128,26 @@ fn fill_many(conn: &Connection, memories: &mut [StoredMemory], parts: Parts) -> 
         }
     }
     Ok(())
+}
+
+/// The rows of `sql` (its `{}` replaced by one `?` per key, its first column the memory id)
+/// for the memories `keys`, each read by `read`, grouped by memory in the order they come.
+fn rows_by_memory<T>(
+    conn: &Connection,
+    sql: &str,
+    keys: &[String],
+    read: impl Fn(&str, &Row<'_>) -> Result<T>,
+) -> Result<HashMap<String, Vec<T>>> {
+    let marks = vec!["?"; keys.len()].join(",");
+    let mut stmt = conn.prepare_cached(&sql.replace("{}", &marks))?;
+    let mut rows = stmt.query(params_from_iter(keys.iter()))?;
+    let mut out: HashMap<String, Vec<T>> = HashMap::new();
+    while let Some(r) = rows.next()? {
+        let key: String = r.get(0)?;
+        let value = read(&key, r)?;
+        out.entry(key).or_default().push(value);
+    }
+    Ok(out)
 }
 
 /// A tag read from the `tags` table for the memory `key`.
