@@ -341,14 +341,10 @@ fn to_u32(n: usize) -> u32 {
 }
 
 /// The mark of a memory shown below a newer one about the same thing (recall's newer-first
-/// stage): `(earlier statement, 2 Mar 2026; newer: 0a1b2c3d, 9 Apr 2026)`.
-pub fn earlier_mark(at: DateTime<Utc>, newer: MemoryId, newer_at: DateTime<Utc>) -> String {
-    format!(
-        "(earlier statement, {}; newer: {}, {})",
-        at.format("%-d %b %Y"),
-        short_id(newer),
-        newer_at.format("%-d %b %Y")
-    )
+/// stage): `(earlier statement; newer: 0a1b2c3d)`. Both dates are on the block's day lines
+/// above the two, so the mark does not repeat them: each of its tokens is budget.
+pub fn earlier_mark(newer: MemoryId) -> String {
+    format!("(earlier statement; newer: {})", short_id(newer))
 }
 
 /// `section` (a [`section_text`]) with `mark` after its id; its cost is its own token count.

@@ -36,6 +36,7 @@ use crate::text::{is_english_stop_word, phrase_regex};
 use chrono::{DateTime, Utc};
 use regex::Regex;
 use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
 use std::sync::{LazyLock, OnceLock};
 
 /// Below this cosine two statements are never the same thing.
@@ -82,6 +83,13 @@ pub struct Statement<'a> {
     pub vector: &'a [f32],
     /// When it happened.
     pub at: DateTime<Utc>,
+    /// Who says it (`Name:` prefix), in lower case.
+    speaker: Option<String>,
+    /// The text without its speaker prefix.
+    body: &'a str,
+    /// Its terms (stems of the words that are not stop words), the speaker left out: all a
+    /// recall needs of most statements ([`distinctive_terms`]), so apart from [`Text`].
+    terms: OnceLock<HashSet<String>>,
     text: OnceLock<Text>,
     words: OnceLock<Vec<Word>>,
 }
@@ -91,19 +99,23 @@ pub struct Statement<'a> {
 struct Word {
     /// Lower case.
     lower: String,
+    /// A hash of `lower`, to tell most unequal words apart without comparing them.
+    hash: u64,
     /// A value: a number, a name, a date (see the module docs).
     value: bool,
+    /// A stop word.
+    stop: bool,
 }
 
-/// What every comparison needs from a text.
+impl PartialEq for Word {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash && self.lower == other.lower
+    }
+}
+
+/// What a comparison needs from a text, beyond its terms.
 #[derive(Debug)]
 struct Text {
-    /// Who says it (`Name:` prefix), in lower case.
-    speaker: Option<String>,
-    /// The text without its speaker prefix.
-    body_start: usize,
-    /// Its terms (stems of the words that are not stop words), the speaker left out.
-    terms: HashSet<String>,
     /// The terms of the people it names (they are not what it is about).
     people: HashSet<String>,
     /// The lower-case words of its entities.
@@ -138,7 +150,18 @@ fn words(text: &str, entity_words: &HashSet<String>) -> Vec<Word> {
         let value = word.chars().any(|c| c.is_ascii_digit())
             || entity_words.contains(&lower)
             || (capitalised && !*sentence_start);
-        out.push(Word { lower, value });
+        let hash = {
+            let mut h = std::hash::DefaultHasher::new();
+            lower.hash(&mut h);
+            h.finish()
+        };
+        let stop = is_english_stop_word(&lower);
+        out.push(Word {
+            lower,
+            hash,
+            value,
+            stop,
+        });
         word.clear();
         *sentence_start = false;
     };
@@ -159,28 +182,31 @@ fn words(text: &str, entity_words: &HashSet<String>) -> Vec<Word> {
 impl<'a> Statement<'a> {
     /// A statement of `content` with its embedding, made at `at`.
     pub fn new(content: &'a str, vector: &'a [f32], at: DateTime<Utc>) -> Self {
+        let speaker = speaker(content);
+        let body = match speaker {
+            Some(_) => content.split_once(':').map_or(content, |(_, body)| body),
+            None => content,
+        };
         Statement {
             content,
             vector,
             at,
+            speaker,
+            body,
+            terms: OnceLock::new(),
             text: OnceLock::new(),
             words: OnceLock::new(),
         }
     }
 
-    fn body(&self) -> &'a str {
-        let start = self.text().body_start;
-        self.content.get(start..).unwrap_or(self.content)
+    fn terms(&self) -> &HashSet<String> {
+        self.terms
+            .get_or_init(|| lexical::terms(self.body).into_iter().collect())
     }
 
     fn text(&self) -> &Text {
         self.text.get_or_init(|| {
-            let speaker = speaker(self.content);
-            let body_start = match speaker {
-                Some(_) => self.content.find(':').map_or(0, |i| i + 1),
-                None => 0,
-            };
-            let body = &self.content[body_start..];
+            let body = self.body;
             let lower = crate::text::words(body);
             let entities = extract_entities(body, 2);
             let people = entities
@@ -193,9 +219,6 @@ impl<'a> Statement<'a> {
                     .iter()
                     .flat_map(|e| crate::text::words(&e.text))
                     .collect(),
-                speaker,
-                body_start,
-                terms: lexical::terms(body).into_iter().collect(),
                 people,
                 possessives: POSSESSIVE
                     .captures_iter(body)
@@ -214,7 +237,7 @@ impl<'a> Statement<'a> {
     /// Its words with whether each is a value.
     fn words(&self) -> &[Word] {
         self.words
-            .get_or_init(|| words(self.body(), &self.text().entity_words))
+            .get_or_init(|| words(self.body, &self.text().entity_words))
     }
 }
 
@@ -241,10 +264,7 @@ pub fn distinctive_terms(question: &str, statements: &[Statement<'_>]) -> HashSe
     lexical::query_terms(question)
         .into_iter()
         .filter(|t| {
-            let holders = statements
-                .iter()
-                .filter(|s| s.text().terms.contains(t))
-                .count();
+            let holders = statements.iter().filter(|s| s.terms().contains(t)).count();
             (1..=DISTINCTIVE_HOLDERS).contains(&holders)
         })
         .collect()
@@ -271,14 +291,16 @@ struct Hunk {
 /// The stretches where `a` and `b` differ, from a longest common subsequence of their words.
 fn hunks(a: &[Word], b: &[Word]) -> Vec<Hunk> {
     let (n, m) = (a.len(), b.len());
-    // lcs[i][j]: longest common subsequence of a[i..] and b[j..].
-    let mut lcs = vec![vec![0u16; m + 1]; n + 1];
+    // at(i, j): longest common subsequence of a[i..] and b[j..].
+    let width = m + 1;
+    let mut lcs = vec![0u16; (n + 1) * width];
+    let at = |i: usize, j: usize| i * width + j;
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            lcs[i][j] = if a[i].lower == b[j].lower {
-                lcs[i + 1][j + 1] + 1
+            lcs[at(i, j)] = if a[i] == b[j] {
+                lcs[at(i + 1, j + 1)] + 1
             } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
+                lcs[at(i + 1, j)].max(lcs[at(i, j + 1)])
             };
         }
     }
@@ -286,7 +308,7 @@ fn hunks(a: &[Word], b: &[Word]) -> Vec<Hunk> {
     let (mut i, mut j) = (0, 0);
     let mut open: Option<(usize, usize)> = None;
     while i < n || j < m {
-        if i < n && j < m && a[i].lower == b[j].lower {
+        if i < n && j < m && a[i] == b[j] {
             if let Some((a0, b0)) = open.take() {
                 out.push(Hunk {
                     a0,
@@ -300,7 +322,7 @@ fn hunks(a: &[Word], b: &[Word]) -> Vec<Hunk> {
             continue;
         }
         open.get_or_insert((i, j));
-        if j >= m || (i < n && lcs[i + 1][j] >= lcs[i][j + 1]) {
+        if j >= m || (i < n && lcs[at(i + 1, j)] >= lcs[at(i, j + 1)]) {
             i += 1;
         } else {
             j += 1;
@@ -316,12 +338,7 @@ fn hunks(a: &[Word], b: &[Word]) -> Vec<Hunk> {
     }
     // A change of function words only ("in the basement" → "on the ground floor": "in" → "on")
     // changes nothing of what is said.
-    out.retain(|h| {
-        !a[h.a0..h.a1]
-            .iter()
-            .chain(&b[h.b0..h.b1])
-            .all(|w| is_english_stop_word(&w.lower))
-    });
+    out.retain(|h| !a[h.a0..h.a1].iter().chain(&b[h.b0..h.b1]).all(|w| w.stop));
     out
 }
 
@@ -336,6 +353,40 @@ enum Frame {
     Predicate,
     /// Anything else (or too long to say).
     Other,
+}
+
+/// Whether [`frame`] may find `a` and `b` in one frame, told from their words alone: half the
+/// shorter kept at most (its stop words and the other words both have, with repetition) and a
+/// word of substance among them; unless `close` (where one changed predicate counts), every
+/// word of substance only one of them has is a value. Most pairs fail and need no alignment.
+fn may_share_frame(a: &[Word], b: &[Word], close: bool) -> bool {
+    let substance = |w: &[Word]| {
+        let mut h: Vec<u64> = w.iter().filter(|w| !w.stop).map(|w| w.hash).collect();
+        h.sort_unstable();
+        h
+    };
+    let (x, y) = (substance(a), substance(b));
+    let (mut i, mut j, mut common) = (0, 0, 0);
+    while i < x.len() && j < y.len() {
+        match x[i].cmp(&y[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let most_kept = common + a.iter().filter(|w| w.stop).count();
+    let only_values = |w: &[Word], other: &[u64]| {
+        w.iter()
+            .filter(|w| !w.stop && !w.value)
+            .all(|w| other.binary_search(&w.hash).is_ok())
+    };
+    common > 0
+        && 2 * most_kept >= a.len().min(b.len())
+        && (close || (only_values(a, &y) && only_values(b, &x)))
 }
 
 fn frame(a: &[Word], b: &[Word]) -> Frame {
@@ -358,15 +409,12 @@ fn frame(a: &[Word], b: &[Word]) -> Frame {
         .filter(|&i| !changed(i, &hs, true))
         .map(|i| &a[i])
         .collect();
-    if hs.is_empty()
-        || 2 * kept.len() < a.len().min(b.len())
-        || kept.iter().all(|w| is_english_stop_word(&w.lower))
-    {
+    if hs.is_empty() || 2 * kept.len() < a.len().min(b.len()) || kept.iter().all(|w| w.stop) {
         return Frame::Other;
     }
     // The first change starts the sentence when only stop words come before it ("The Pro plan"
     // and "The Team plan").
-    let at_start = a[..hs[0].a0].iter().all(|w| is_english_stop_word(&w.lower));
+    let at_start = a[..hs[0].a0].iter().all(|w| w.stop);
     let only_values = hs.iter().all(|h| {
         a[h.a0..h.a1].iter().chain(&b[h.b0..h.b1]).all(|w| w.value) && h.a1 > h.a0 && h.b1 > h.b0
     });
@@ -396,10 +444,11 @@ fn someone_else(a: &Text, b: &Text) -> bool {
 
 /// The terms both share that are not people's names (a name is whom a text is addressed to or
 /// about, not what it says of them).
-fn shared_terms(a: &Text, b: &Text) -> usize {
-    a.terms
-        .intersection(&b.terms)
-        .filter(|t| !a.people.contains(*t) && !b.people.contains(*t))
+fn shared_terms(a: &Statement<'_>, b: &Statement<'_>) -> usize {
+    let (a_people, b_people) = (&a.text().people, &b.text().people);
+    a.terms()
+        .intersection(b.terms())
+        .filter(|t| !a_people.contains(*t) && !b_people.contains(*t))
         .count()
 }
 
@@ -414,14 +463,16 @@ pub fn same_thing(
     question: Option<&Question<'_>>,
 ) -> bool {
     let similarity = cosine(older.vector, newer.vector);
-    if similarity < MIN_SIMILARITY {
+    if similarity < MIN_SIMILARITY || older.speaker != newer.speaker {
         return false;
     }
     let (o, n) = (older.text(), newer.text());
-    if n.addition || o.speaker != n.speaker || someone_else(o, n) || someone_else(n, o) {
+    if n.addition || someone_else(o, n) || someone_else(n, o) {
         return false;
     }
-    if o.len.max(n.len) <= MAX_FRAME_WORDS {
+    if o.len.max(n.len) <= MAX_FRAME_WORDS
+        && may_share_frame(older.words(), newer.words(), similarity >= CLOSE_SIMILARITY)
+    {
         match frame(older.words(), newer.words()) {
             Frame::Values { stretches: 1, .. } => return true,
             Frame::Values {
@@ -434,17 +485,17 @@ pub fn same_thing(
     }
     let different_people =
         !o.people.is_empty() && !n.people.is_empty() && o.people.is_disjoint(&n.people);
-    if n.change && shared_terms(o, n) >= if different_people { 2 } else { 1 } {
+    if n.change && shared_terms(older, newer) >= if different_people { 2 } else { 1 } {
         return true;
     }
     question.is_some_and(|q| {
         let asked: Vec<&String> = q
             .distinctive
             .iter()
-            .filter(|t| o.terms.contains(*t))
+            .filter(|t| older.terms().contains(*t))
             .collect();
         !asked.is_empty()
-            && asked.iter().all(|t| n.terms.contains(*t))
+            && asked.iter().all(|t| newer.terms().contains(*t))
             && cosine(q.vector, newer.vector) >= cosine(q.vector, older.vector) - ANSWER_MARGIN
     })
 }

@@ -57,6 +57,16 @@ fn position(out: &RecallOutcome, id: Uuid) -> usize {
         .unwrap_or_else(|| panic!("{id} not shown:\n{}", out.text))
 }
 
+/// The day line above memory `id` in the block.
+fn day_of(out: &RecallOutcome, id: Uuid) -> &str {
+    let at = out.text.find(&id.to_string()[..8]).expect("shown");
+    out.text[..at]
+        .lines()
+        .rev()
+        .find(|l| l.ends_with(" 2026:"))
+        .expect("a day line above")
+}
+
 /// Pairs (earlier, later) that change one thing, without a word that announces it, and the
 /// question; each stored in a wing of its own with unrelated memories around.
 const UPDATES: [(&str, &str, &str); 3] = [
@@ -117,12 +127,15 @@ fn the_newer_statement_comes_first_and_the_older_is_marked_with_both_dates() {
         assert_eq!(marked.superseded_by, None, "a mark, not a supersession");
         let short_new = &new.to_string()[..8];
         assert!(
-            marked.text.contains(&format!(
-                "(earlier statement, 5 Jan 2026; newer: {short_new}, 14 Feb 2026)"
-            )),
+            marked
+                .text
+                .contains(&format!("(earlier statement; newer: {short_new})")),
             "{}",
             out.text
         );
+        // Both dates are on the day lines above the two (the mark does not repeat them).
+        assert!(day_of(&out, old).contains("5 January 2026"), "{}", out.text);
+        assert!(day_of(&out, new).contains("14 February 2026"), "{}", out.text);
         assert!(marked.why.contains("earlier statement"), "{}", marked.why);
         assert_eq!(out.items[pn].newer, None);
         assert!(out.used <= out.budget, "the mark is paid for");

@@ -258,7 +258,7 @@ fn shown(
         let (text, tokens) = match shown.newer {
             None => (section, s.cost),
             Some(newer) => {
-                let mark = render::earlier_mark(m.created_at, newer.id, newer.created_at);
+                let mark = render::earlier_mark(newer.id);
                 let text = render::with_mark(&section, &mark);
                 let cost = u32::try_from(mira_core::tokens::count(&text)).unwrap_or(u32::MAX);
                 (text, cost)

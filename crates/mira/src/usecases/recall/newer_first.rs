@@ -1,10 +1,11 @@
 //! Newer first within a subject: of two memories chosen for the block that speak of the same
 //! thing ([`mira_core::sameness`]: close vectors and a shared subject), the newer is shown
-//! first and the older is marked as an earlier statement, with the newer's id and date. Nothing
-//! is left out and nothing is demoted below memories of other subjects: the older keeps its
-//! place, the newer moves up to just above it (with the memories of its day: one line per
-//! day). Explicit supersession (`superseded_by`) stays the strong form and is left to it: a
-//! superseded memory, or a pair where one replaces the other, is not compared.
+//! first and the older is marked as an earlier statement with the newer's id (the day lines
+//! above the two give their dates). Nothing is left out and nothing is demoted below memories
+//! of other subjects: the older keeps its place, the newer moves up to just above it (with the
+//! memories of its day: one line per day). Only the block's [`COMPARED`] most relevant
+//! memories are compared. Explicit supersession (`superseded_by`) stays the strong form and is
+//! left to it: a superseded memory, or a pair where one replaces the other, is not compared.
 
 use super::{Candidate, Order};
 use mira_core::allocate::Selection;
@@ -30,34 +31,48 @@ fn comparable(c: &Candidate, m: &Memory) -> bool {
     m.superseded_by.is_none() && !c.embedding.is_empty()
 }
 
-/// For each chosen memory, the later ones about the same thing, newest first.
+/// How many of the most relevant chosen memories are compared with each other: the answers a
+/// reader looks at first. Comparing every pair of a large block would cost time and mark turns
+/// of a long chat no one asked about.
+pub(super) const COMPARED: usize = 20;
+
+/// For each chosen memory, the later ones about the same thing, newest first; only the
+/// [`COMPARED`] most relevant comparable memories take part (the question's distinctive terms
+/// are those few of them contain).
 fn restatements(
     chosen: &[(&Candidate, &Memory, Selection)],
     query: &str,
     question: &[f32],
 ) -> Vec<Vec<usize>> {
-    let statements: Vec<Statement<'_>> = chosen
+    let mut compared: Vec<usize> = (0..chosen.len())
+        .filter(|&i| comparable(chosen[i].0, chosen[i].1))
+        .collect();
+    compared.sort_by(|&a, &b| chosen[b].0.relevance.total_cmp(&chosen[a].0.relevance));
+    compared.truncate(COMPARED);
+    let statements: Vec<Statement<'_>> = compared
         .iter()
-        .map(|(c, m, _)| Statement::new(&m.content, &c.embedding, m.created_at))
+        .map(|&i| {
+            Statement::new(
+                &chosen[i].1.content,
+                &chosen[i].0.embedding,
+                chosen[i].1.created_at,
+            )
+        })
         .collect();
     let asked = (!question.is_empty()).then(|| Question {
         vector: question,
         distinctive: sameness::distinctive_terms(query, &statements),
     });
     let mut later: Vec<Vec<usize>> = vec![Vec::new(); chosen.len()];
-    for (i, older) in statements.iter().enumerate() {
-        if !comparable(chosen[i].0, chosen[i].1) {
-            continue;
-        }
-        for (j, newer) in statements.iter().enumerate() {
-            if newer.at > older.at
-                && comparable(chosen[j].0, chosen[j].1)
-                && sameness::same_thing(older, newer, asked.as_ref())
-            {
-                later[i].push(j);
-            }
-        }
-        later[i].sort_by_key(|&j| std::cmp::Reverse(statements[j].at));
+    for (a, older) in statements.iter().enumerate() {
+        let mut newer: Vec<usize> = (0..statements.len())
+            .filter(|&b| {
+                statements[b].at > older.at
+                    && sameness::same_thing(older, &statements[b], asked.as_ref())
+            })
+            .collect();
+        newer.sort_by_key(|&b| std::cmp::Reverse(statements[b].at));
+        later[compared[a]] = newer.into_iter().map(|b| compared[b]).collect();
     }
     later
 }
