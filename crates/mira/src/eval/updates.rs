@@ -92,6 +92,9 @@ pub struct Tally {
     pub new_first: usize,
     /// `new` ranked first by relevance.
     pub ranked_new_first: usize,
+    /// `new` shown first though ranked below `old` by relevance: moved up by the block's order
+    /// (the newer-first stage), not by the ranking.
+    pub moved_first: usize,
     /// Marked.
     pub marked: usize,
 }
@@ -101,6 +104,7 @@ impl Tally {
         self.n += 1;
         self.new_first += usize::from(o.new_first);
         self.ranked_new_first += usize::from(o.ranked_new_first);
+        self.moved_first += usize::from(o.new_first && !o.ranked_new_first);
         self.marked += usize::from(o.marked);
     }
 }
@@ -321,15 +325,18 @@ pub fn render_table(r: &UpdatesReport, failures: bool) -> String {
     );
     let _ = writeln!(
         out,
-        "controls  displaced {}  marked {}",
+        "controls  displaced {} (by the block's order {}, ranked above by relevance {})  marked {}",
         share(r.controls.new_first, r.controls.n),
+        r.controls.moved_first,
+        r.controls.new_first - r.controls.moved_first,
         share(r.controls.marked, r.controls.n)
     );
     for (rel, t) in &r.controls_by_relation {
         let _ = writeln!(
             out,
-            "  {rel:<16} displaced {}  marked {}",
+            "  {rel:<16} displaced {} (by the block's order {})  marked {}",
             share(t.new_first, t.n),
+            t.moved_first,
             share(t.marked, t.n)
         );
     }

@@ -135,7 +135,11 @@ fn the_newer_statement_comes_first_and_the_older_is_marked_with_both_dates() {
         );
         // Both dates are on the day lines above the two (the mark does not repeat them).
         assert!(day_of(&out, old).contains("5 January 2026"), "{}", out.text);
-        assert!(day_of(&out, new).contains("14 February 2026"), "{}", out.text);
+        assert!(
+            day_of(&out, new).contains("14 February 2026"),
+            "{}",
+            out.text
+        );
         assert!(marked.why.contains("earlier statement"), "{}", marked.why);
         assert_eq!(out.items[pn].newer, None);
         assert!(out.used <= out.budget, "the mark is paid for");
@@ -204,4 +208,49 @@ fn switched_off_by_default_the_block_keeps_the_relevance_order_and_marks_nothing
     assert!(!out.text.contains("earlier statement"), "{}", out.text);
     let ranking: Vec<Uuid> = out.items.iter().map(|i| i.id).collect();
     assert_eq!(ranking, out.ranking[..2].to_vec(), "relevance order");
+}
+
+/// `mira eval updates` through the binary, with the stage on: the update's new value comes
+/// first and the old one is marked; the control is neither marked nor moved above by the
+/// block's order (the report tells that from a control the ranking itself puts first).
+#[test]
+fn eval_updates_reports_new_values_first_and_controls_left_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = dir.path().join("cases.jsonl");
+    let (old, new, question) = UPDATES[0];
+    let lines = [
+        serde_json::json!({"kind": "stack", "relation": "update", "cue": false, "voice": "name",
+            "old": old, "new": new, "question": question}),
+        serde_json::json!({"kind": "people", "relation": "other_subject",
+            "old": "Vera's mentor is Professor Lindqvist.", "new": "Oskar's mentor is Dr. Osei.",
+            "question": "Who is Vera's mentor?"}),
+    ];
+    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    std::fs::write(&cases, text.join("\n")).unwrap();
+    let config = dir.path().join("config.yaml");
+    std::fs::write(&config, "recall:\n  newer_first: true\n").unwrap();
+    let run = |json: bool| {
+        let mut cmd = crate::common::mira(dir.path());
+        cmd.args(["eval", "updates"])
+            .arg(&cases)
+            .arg("--config")
+            .arg(&config);
+        if json {
+            cmd.arg("--json");
+        }
+        crate::common::stdout(&mut cmd)
+    };
+    let report: serde_json::Value = serde_json::from_str(&run(true)).unwrap();
+    assert_eq!(report["updates"]["n"], 1, "{report}");
+    assert_eq!(report["updates"]["new_first"], 1, "{report}");
+    assert_eq!(report["updates"]["marked"], 1, "{report}");
+    assert_eq!(report["controls"]["n"], 1, "{report}");
+    assert_eq!(report["controls"]["marked"], 0, "{report}");
+    assert_eq!(report["controls"]["moved_first"], 0, "{report}");
+    let table = run(false);
+    assert!(
+        table.contains("new value shown first 1/1 (100.0%)"),
+        "{table}"
+    );
+    assert!(table.contains("(by the block's order 0, "), "{table}");
 }
