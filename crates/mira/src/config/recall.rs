@@ -44,8 +44,7 @@ pub struct RecallConfig {
     /// What recall does with a superseded memory (its successor is always brought in).
     pub superseded: SupersededPolicy,
     /// Of two memories of the block about the same thing, show the newer first and mark the
-    /// older one as an earlier statement (off by default: it costs LoCoMo evidence, see the
-    /// README).
+    /// older one as an earlier statement (off by default: not adopted yet, see the README).
     pub newer_first: bool,
     /// The relevance ranking.
     pub ranking: RankingConfig,
