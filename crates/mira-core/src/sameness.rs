@@ -30,7 +30,7 @@
 
 use crate::entities::extract_entities;
 use crate::lexical;
-use crate::memory::EntityKind;
+use crate::memory::{Entity, EntityKind};
 use crate::rank::speaker;
 use crate::text::{is_english_stop_word, phrase_regex};
 use chrono::{DateTime, Utc};
@@ -90,6 +90,8 @@ pub struct Statement<'a> {
     /// Its terms (stems of the words that are not stop words), the speaker left out: all a
     /// recall needs of most statements ([`distinctive_terms`]), so apart from [`Text`].
     terms: OnceLock<HashSet<String>>,
+    /// Its entities as the store extracted them, when known (else read from the text).
+    entities: Option<&'a [Entity]>,
     text: OnceLock<Text>,
     words: OnceLock<Vec<Word>>,
 }
@@ -194,9 +196,17 @@ impl<'a> Statement<'a> {
             speaker,
             body,
             terms: OnceLock::new(),
+            entities: None,
             text: OnceLock::new(),
             words: OnceLock::new(),
         }
+    }
+
+    /// The same statement with the entities the store extracted from `content` (its
+    /// fingerprint's), instead of reading them again; the speaker's name is not one of them.
+    pub fn with_entities(mut self, entities: &'a [Entity]) -> Self {
+        self.entities = Some(entities);
+        self
     }
 
     fn terms(&self) -> &HashSet<String> {
@@ -208,7 +218,17 @@ impl<'a> Statement<'a> {
         self.text.get_or_init(|| {
             let body = self.body;
             let lower = crate::text::words(body);
-            let entities = extract_entities(body, 2);
+            let read;
+            let entities: Vec<&Entity> = match self.entities {
+                Some(known) => known
+                    .iter()
+                    .filter(|e| self.speaker.as_deref() != Some(e.text.to_lowercase().as_str()))
+                    .collect(),
+                None => {
+                    read = extract_entities(body, 2);
+                    read.iter().collect()
+                }
+            };
             let people = entities
                 .iter()
                 .filter(|e| e.kind == EntityKind::Person)
@@ -525,6 +545,43 @@ mod tests {
                 b1: 4
             }]
         );
+    }
+
+    /// The store's entities (read from the whole text, speaker included) give the same answers
+    /// as reading the body again: the speaker's name is not taken for a person it speaks of.
+    #[test]
+    fn known_entities_answer_as_read_ones() {
+        let v = [1.0f32, 0.0];
+        let at = DateTime::<Utc>::from_timestamp(1_700_000_000, 0).unwrap();
+        let later = at + chrono::Duration::days(3);
+        let pairs = [
+            // Two other people (Melanie, Bob) and one shared word: not the same thing.
+            (
+                "Caroline: Melanie lives in Lyon.",
+                "Caroline: Bob now lives in Porto.",
+                false,
+            ),
+            (
+                "Caroline: I live in Lyon.",
+                "Caroline: I moved, I live in Porto now.",
+                true,
+            ),
+        ];
+        for (a, b, same) in pairs {
+            let (ea, eb) = (extract_entities(a, 2), extract_entities(b, 2));
+            assert!(ea.iter().any(|e| e.text == "Caroline"), "{ea:?}");
+            let read = same_thing(
+                &Statement::new(a, &v, at),
+                &Statement::new(b, &v, later),
+                None,
+            );
+            let known = same_thing(
+                &Statement::new(a, &v, at).with_entities(&ea),
+                &Statement::new(b, &v, later).with_entities(&eb),
+                None,
+            );
+            assert_eq!((read, known), (same, same), "{a} / {b}");
+        }
     }
 
     #[test]

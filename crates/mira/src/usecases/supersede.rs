@@ -190,7 +190,8 @@ pub fn candidates(app: &App, old: &Memory) -> UseCaseResult<Vec<Memory>> {
         .filter(|id| *id != old.id)
         .collect();
     let mut found = app.store.get_many(&ids, with_vector)?;
-    let older = Statement::new(&old.content, &vector, old.created_at);
+    let older = Statement::new(&old.content, &vector, old.created_at)
+        .with_entities(&old.fingerprint.entities);
     let may_replace = |c: &StoredMemory| {
         let n = &c.memory;
         !n.archived
@@ -199,7 +200,8 @@ pub fn candidates(app: &App, old: &Memory) -> UseCaseResult<Vec<Memory>> {
             && c.embedding.as_ref().is_some_and(|e| {
                 same_thing(
                     &older,
-                    &Statement::new(&n.content, &e.vector, n.created_at),
+                    &Statement::new(&n.content, &e.vector, n.created_at)
+                        .with_entities(&n.fingerprint.entities),
                     None,
                 )
             })

@@ -52,11 +52,9 @@ fn restatements(
     let statements: Vec<Statement<'_>> = compared
         .iter()
         .map(|&i| {
-            Statement::new(
-                &chosen[i].1.content,
-                &chosen[i].0.embedding,
-                chosen[i].1.created_at,
-            )
+            let (c, m, _) = chosen[i];
+            Statement::new(&m.content, &c.embedding, m.created_at)
+                .with_entities(&m.fingerprint.entities)
         })
         .collect();
     let asked = (!question.is_empty()).then(|| Question {
