@@ -56,19 +56,17 @@ pub(super) fn stored(conn: &Connection, r: &Row<'_>, parts: Parts) -> Result<Sto
 
 /// Reads the optional `parts` of `m`.
 pub(super) fn fill(conn: &Connection, m: &mut StoredMemory, parts: Parts) -> Result<()> {
-    let key = m.memory.id.to_string();
-    if parts.tags {
-        m.tags = tags(conn, &key)?;
-    }
-    if parts.embedding {
-        m.embedding = embedding(conn, &key)?;
-    }
+    fill_many(conn, std::slice::from_mut(m), parts)
+}
+
+/// Reads `m`'s causal links and the memories it supersedes, as `parts` asks (`key`: its id).
+fn fill_links(conn: &Connection, m: &mut StoredMemory, key: &str, parts: Parts) -> Result<()> {
     if parts.causes {
         m.causes = edges(
             conn,
             "SELECT from_id, relation, confidence, detected_at FROM causal_edges WHERE to_id = ?1 \
              ORDER BY detected_at, from_id, relation",
-            &key,
+            key,
         )?;
     }
     if parts.consequences {
@@ -76,7 +74,7 @@ pub(super) fn fill(conn: &Connection, m: &mut StoredMemory, parts: Parts) -> Res
             conn,
             "SELECT to_id, relation, confidence, detected_at FROM causal_edges WHERE from_id = ?1 \
              ORDER BY detected_at, to_id, relation",
-            &key,
+            key,
         )?;
     }
     if parts.supersedes {
@@ -84,7 +82,7 @@ pub(super) fn fill(conn: &Connection, m: &mut StoredMemory, parts: Parts) -> Res
             "SELECT id FROM verbatims WHERE superseded_by = ?1 ORDER BY created_at, seq",
         )?;
         let ids = stmt
-            .query_map([&key], |r| r.get::<_, String>(0))?
+            .query_map([key], |r| r.get::<_, String>(0))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         m.supersedes = ids.iter().map(|s| parse_id(s)).collect::<Result<_>>()?;
     }
@@ -92,7 +90,7 @@ pub(super) fn fill(conn: &Connection, m: &mut StoredMemory, parts: Parts) -> Res
 }
 
 /// Reads the `parts` of `memories`: tags and embeddings in one query each per 500 memories,
-/// the other parts one memory at a time ([`fill`]).
+/// the links one memory at a time ([`fill_links`]).
 fn fill_many(conn: &Connection, memories: &mut [StoredMemory], parts: Parts) -> Result<()> {
     for chunk in memories.chunks_mut(500) {
         let keys: Vec<String> = chunk.iter().map(|m| m.memory.id.to_string()).collect();
@@ -118,13 +116,8 @@ fn fill_many(conn: &Connection, memories: &mut [StoredMemory], parts: Parts) -> 
                 m.embedding = embeddings.remove(key).and_then(|e| e.into_iter().next());
             }
         }
-        let rest = Parts {
-            tags: false,
-            embedding: false,
-            ..parts
-        };
-        for m in chunk.iter_mut() {
-            fill(conn, m, rest)?;
+        for (m, key) in chunk.iter_mut().zip(&keys) {
+            fill_links(conn, m, key, parts)?;
         }
     }
     Ok(())
@@ -161,29 +154,6 @@ fn tag(key: &str, tag: String, kind: String) -> Result<Tag> {
 /// An embedding read from the `embeddings` table.
 fn embedding_of(model: String, blob: &[u8]) -> Result<Embedding> {
     decode_vector(blob).map(|vector| Embedding { model, vector })
-}
-
-fn tags(conn: &Connection, key: &str) -> Result<Vec<Tag>> {
-    let mut stmt =
-        conn.prepare_cached("SELECT tag, kind FROM tags WHERE memory_id = ?1 ORDER BY rowid")?;
-    let rows = stmt
-        .query_map([key], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    rows.into_iter()
-        .map(|(t, kind)| tag(key, t, kind))
-        .collect()
-}
-
-fn embedding(conn: &Connection, key: &str) -> Result<Option<Embedding>> {
-    conn.prepare_cached("SELECT model, vector FROM embeddings WHERE memory_id = ?1")?
-        .query_row([key], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
-        })
-        .optional()?
-        .map(|(model, blob)| embedding_of(model, &blob))
-        .transpose()
 }
 
 fn edges(conn: &Connection, sql: &str, key: &str) -> Result<Vec<Edge>> {
