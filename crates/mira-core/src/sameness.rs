@@ -20,10 +20,12 @@
 //! - **an announced change**: the later one says something changed (a closed class of words:
 //!   moved, switched, now, no longer, replaced, new, since, …) and the two share a term of
 //!   their subject (two when they name different people: "Alice lives in Lyon." and "Bob now
-//!   lives in Porto." share only a verb);
-//! - **the same answer**: at recall, when they share a term of their subject in that way and
-//!   the newer is at least as close to the question as the older: two answers about one
-//!   subject, the newer first.
+//!   lives in Porto." share only a verb); at recall, a term more than [`DISTINCTIVE_HOLDERS`]
+//!   of the compared memories contain is not one of their subject ([`common_terms`]: in a chat
+//!   every turn says "new", "love" or the friend's name);
+//! - **the same answer**: at recall, when both hold the question's distinctive terms and the
+//!   newer is at least as close to the question as the older: two answers about one subject,
+//!   the newer first.
 //!
 //! The first two look at short statements (at most [`MAX_FRAME_WORDS`] words); long texts
 //! compare by the announced change alone.
@@ -35,7 +37,7 @@ use crate::rank::speaker;
 use crate::text::{is_english_stop_word, phrase_regex};
 use chrono::{DateTime, Utc};
 use regex::Regex;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::{LazyLock, OnceLock};
 
@@ -273,20 +275,42 @@ pub struct Question<'a> {
     /// Its distinctive terms: those few of the compared memories contain (see
     /// [`distinctive_terms`]).
     pub distinctive: HashSet<String>,
+    /// The terms many of the compared memories contain (see [`common_terms`]).
+    pub common: HashSet<String>,
 }
 
 /// Most statements that may hold a distinctive term of the question.
 pub const DISTINCTIVE_HOLDERS: usize = 3;
 
+/// How many of `statements` hold each of their terms.
+fn holders<'s>(statements: &'s [Statement<'_>]) -> HashMap<&'s str, usize> {
+    let mut holders: HashMap<&str, usize> = HashMap::new();
+    for s in statements {
+        for t in s.terms() {
+            *holders.entry(t).or_default() += 1;
+        }
+    }
+    holders
+}
+
 /// The terms of `question` that at most [`DISTINCTIVE_HOLDERS`] of `statements` contain: what
 /// the question is specifically about, among what recall shows.
 pub fn distinctive_terms(question: &str, statements: &[Statement<'_>]) -> HashSet<String> {
+    let holders = holders(statements);
     lexical::query_terms(question)
         .into_iter()
-        .filter(|t| {
-            let holders = statements.iter().filter(|s| s.terms().contains(t)).count();
-            (1..=DISTINCTIVE_HOLDERS).contains(&holders)
-        })
+        .filter(|t| (1..=DISTINCTIVE_HOLDERS).contains(holders.get(t.as_str()).unwrap_or(&0)))
+        .collect()
+}
+
+/// The terms more than [`DISTINCTIVE_HOLDERS`] of `statements` contain: words a whole block
+/// shares (the people of a chat, its topic, its small talk) say nothing of what two of them
+/// have in common.
+pub fn common_terms(statements: &[Statement<'_>]) -> HashSet<String> {
+    holders(statements)
+        .into_iter()
+        .filter(|&(_, n)| n > DISTINCTIVE_HOLDERS)
+        .map(|(t, _)| t.to_owned())
         .collect()
 }
 
@@ -462,13 +486,13 @@ fn someone_else(a: &Text, b: &Text) -> bool {
     })
 }
 
-/// The terms both share that are not people's names (a name is whom a text is addressed to or
-/// about, not what it says of them).
-fn shared_terms(a: &Statement<'_>, b: &Statement<'_>) -> usize {
+/// The terms both share that are neither people's names (a name is whom a text is addressed to
+/// or about, not what it says of them) nor `common` to what they are compared among.
+fn shared_terms(a: &Statement<'_>, b: &Statement<'_>, common: &HashSet<String>) -> usize {
     let (a_people, b_people) = (&a.text().people, &b.text().people);
     a.terms()
         .intersection(b.terms())
-        .filter(|t| !a_people.contains(*t) && !b_people.contains(*t))
+        .filter(|t| !a_people.contains(*t) && !b_people.contains(*t) && !common.contains(*t))
         .count()
 }
 
@@ -505,7 +529,9 @@ pub fn same_thing(
     }
     let different_people =
         !o.people.is_empty() && !n.people.is_empty() && o.people.is_disjoint(&n.people);
-    if n.change && shared_terms(older, newer) >= if different_people { 2 } else { 1 } {
+    let none = HashSet::new();
+    let common = question.map_or(&none, |q| &q.common);
+    if n.change && shared_terms(older, newer, common) >= if different_people { 2 } else { 1 } {
         return true;
     }
     question.is_some_and(|q| {
@@ -582,6 +608,51 @@ mod tests {
             );
             assert_eq!((read, known), (same, same), "{a} / {b}");
         }
+    }
+
+    /// An announced change counts a shared term only when few of the compared memories hold
+    /// it: a term every turn of a chat holds names no subject of two of them.
+    #[test]
+    fn a_term_the_whole_block_holds_names_no_subject() {
+        static V: [f32; 2] = [1.0, 0.0];
+        let v = &V;
+        let at = DateTime::<Utc>::from_timestamp(1_700_000_000, 0).unwrap();
+        let day = |d: i64| at + chrono::Duration::days(d);
+        let older = "Jon: The studio plan is going well.";
+        let newer = "Jon: I finally found a new place for the studio.";
+        let others = [
+            "Jon: The studio floor needs work.",
+            "Jon: My students love the studio.",
+            "Jon: The studio opens soon.",
+        ];
+        let block = |holders: &[&'static str]| -> Vec<Statement<'static>> {
+            [older, newer]
+                .iter()
+                .chain(holders)
+                .enumerate()
+                .map(|(i, t)| Statement::new(t, v, day(i as i64)))
+                .collect()
+        };
+        for (holders, same) in [(&others[..1], true), (&others[..], false)] {
+            let statements = block(holders);
+            let q = Question {
+                vector: v,
+                distinctive: HashSet::new(),
+                common: common_terms(&statements),
+            };
+            assert_eq!(
+                same_thing(&statements[0], &statements[1], Some(&q)),
+                same,
+                "{} other holders of \"studio\"",
+                holders.len()
+            );
+        }
+        // At store time (no block) the shared term counts.
+        assert!(same_thing(
+            &Statement::new(older, v, day(0)),
+            &Statement::new(newer, v, day(1)),
+            None
+        ));
     }
 
     #[test]

@@ -60,6 +60,7 @@ fn restatements(
     let asked = (!question.is_empty()).then(|| Question {
         vector: question,
         distinctive: sameness::distinctive_terms(query, &statements),
+        common: sameness::common_terms(&statements),
     });
     let mut later: Vec<Vec<usize>> = vec![Vec::new(); chosen.len()];
     for (a, older) in statements.iter().enumerate() {
