@@ -21,7 +21,7 @@
 //!   moved, switched, now, no longer, replaced, new, since, …) and the two share a term of
 //!   their subject (two when they name different people: "Alice lives in Lyon." and "Bob now
 //!   lives in Porto." share only a verb); at recall, a term more than [`DISTINCTIVE_HOLDERS`]
-//!   of the compared memories contain is not one of their subject ([`common_terms`]: in a chat
+//!   of the compared memories contain is not one of their subject ([`Question::common`]: in a chat
 //!   every turn says "new", "love" or the friend's name);
 //! - **the same answer**: at recall, when both hold the question's distinctive terms and the
 //!   newer is at least as close to the question as the older: two answers about one subject,
@@ -90,7 +90,7 @@ pub struct Statement<'a> {
     /// The text without its speaker prefix.
     body: &'a str,
     /// Its terms (stems of the words that are not stop words), the speaker left out: all a
-    /// recall needs of most statements ([`distinctive_terms`]), so apart from [`Text`].
+    /// recall needs of most statements ([`Question::new`]), so apart from [`Text`].
     terms: OnceLock<HashSet<String>>,
     /// Its entities as the store extracted them, when known (else read from the text).
     entities: Option<&'a [Entity]>,
@@ -272,46 +272,43 @@ static POSSESSIVE: LazyLock<Regex> =
 pub struct Question<'a> {
     /// Its vector.
     pub vector: &'a [f32],
-    /// Its distinctive terms: those few of the compared memories contain (see
-    /// [`distinctive_terms`]).
+    /// Its distinctive terms: those at most [`DISTINCTIVE_HOLDERS`] of the compared memories
+    /// contain, what the question is specifically about among what recall shows.
     pub distinctive: HashSet<String>,
-    /// The terms many of the compared memories contain (see [`common_terms`]).
+    /// The terms more than [`DISTINCTIVE_HOLDERS`] of the compared memories contain: words a
+    /// whole block shares (the people of a chat, its topic, its small talk) say nothing of what
+    /// two of them have in common.
     pub common: HashSet<String>,
 }
 
 /// Most statements that may hold a distinctive term of the question.
 pub const DISTINCTIVE_HOLDERS: usize = 3;
 
-/// How many of `statements` hold each of their terms.
-fn holders<'s>(statements: &'s [Statement<'_>]) -> HashMap<&'s str, usize> {
-    let mut holders: HashMap<&str, usize> = HashMap::new();
-    for s in statements {
-        for t in s.terms() {
-            *holders.entry(t).or_default() += 1;
+impl<'a> Question<'a> {
+    /// The question `text` with its `vector`, among the compared `statements` (one count of
+    /// holders per term gives both its distinctive terms and the common ones).
+    pub fn new(text: &str, vector: &'a [f32], statements: &[Statement<'_>]) -> Self {
+        let mut holders: HashMap<&str, usize> = HashMap::new();
+        for s in statements {
+            for t in s.terms() {
+                *holders.entry(t).or_default() += 1;
+            }
+        }
+        let distinctive = lexical::query_terms(text)
+            .into_iter()
+            .filter(|t| (1..=DISTINCTIVE_HOLDERS).contains(holders.get(t.as_str()).unwrap_or(&0)))
+            .collect();
+        let common = holders
+            .into_iter()
+            .filter(|&(_, n)| n > DISTINCTIVE_HOLDERS)
+            .map(|(t, _)| t.to_owned())
+            .collect();
+        Question {
+            vector,
+            distinctive,
+            common,
         }
     }
-    holders
-}
-
-/// The terms of `question` that at most [`DISTINCTIVE_HOLDERS`] of `statements` contain: what
-/// the question is specifically about, among what recall shows.
-pub fn distinctive_terms(question: &str, statements: &[Statement<'_>]) -> HashSet<String> {
-    let holders = holders(statements);
-    lexical::query_terms(question)
-        .into_iter()
-        .filter(|t| (1..=DISTINCTIVE_HOLDERS).contains(holders.get(t.as_str()).unwrap_or(&0)))
-        .collect()
-}
-
-/// The terms more than [`DISTINCTIVE_HOLDERS`] of `statements` contain: words a whole block
-/// shares (the people of a chat, its topic, its small talk) say nothing of what two of them
-/// have in common.
-pub fn common_terms(statements: &[Statement<'_>]) -> HashSet<String> {
-    holders(statements)
-        .into_iter()
-        .filter(|&(_, n)| n > DISTINCTIVE_HOLDERS)
-        .map(|(t, _)| t.to_owned())
-        .collect()
 }
 
 /// Cosine of two unit vectors (0 when either is missing or their lengths differ).
@@ -635,11 +632,7 @@ mod tests {
         };
         for (holders, same) in [(&others[..1], true), (&others[..], false)] {
             let statements = block(holders);
-            let q = Question {
-                vector: v,
-                distinctive: HashSet::new(),
-                common: common_terms(&statements),
-            };
+            let q = Question::new("", v, &statements);
             assert_eq!(
                 same_thing(&statements[0], &statements[1], Some(&q)),
                 same,

@@ -57,11 +57,7 @@ fn restatements(
                 .with_entities(&m.fingerprint.entities)
         })
         .collect();
-    let asked = (!question.is_empty()).then(|| Question {
-        vector: question,
-        distinctive: sameness::distinctive_terms(query, &statements),
-        common: sameness::common_terms(&statements),
-    });
+    let asked = (!question.is_empty()).then(|| Question::new(query, question, &statements));
     let mut later: Vec<Vec<usize>> = vec![Vec::new(); chosen.len()];
     for (a, older) in statements.iter().enumerate() {
         let mut newer: Vec<usize> = (0..statements.len())
