@@ -146,6 +146,10 @@ pub enum EvalBench {
         /// Token budget of each recall.
         #[arg(long, default_value_t = 2000)]
         budget: u32,
+        /// Store every case in one wing (each recall then sees the other cases' memories)
+        /// instead of a wing per case.
+        #[arg(long)]
+        one_wing: bool,
         /// Also list every case that went wrong.
         #[arg(long)]
         failures: bool,

@@ -78,6 +78,7 @@ pub(super) fn eval(cli: &Cli, bench: &EvalBench) -> Result<ExitCode> {
         EvalBench::Updates {
             path,
             budget,
+            one_wing,
             failures,
             no_embedding_cache,
             json,
@@ -87,6 +88,7 @@ pub(super) fn eval(cli: &Cli, bench: &EvalBench) -> Result<ExitCode> {
             let opts = crate::eval::updates::UpdatesOptions {
                 path: path.clone(),
                 budget: *budget,
+                one_wing: *one_wing,
             };
             let report = crate::eval::updates::run(&config, cache.clone(), &opts)?;
             if let Err(e) = cache.save() {

@@ -1,10 +1,13 @@
 //! `mira eval updates FILE`: facts that change. Each case of the file (JSON lines, see
 //! `crates/mira/tests/data/README.md`) is two memories stored one after the other in a wing of
-//! its own, the earlier (`old`) dated [`GAP_DAYS`] days before the later (`new`), then its
-//! question recalled in that wing. For an update, the new value should be shown first and the
-//! old one marked (as an earlier statement, or superseded); for a control (another subject,
-//! another attribute of the same subject, an addition), the memory asked about must not be
-//! shown below the other one, and neither may be marked.
+//! its own (or, with `--one-wing`, every case in one wing), the earlier (`old`) dated
+//! [`GAP_DAYS`] days before the later (`new`); once every case is stored, each question is
+//! recalled in its wing. For an update, the new value should be shown first and the old one
+//! marked (as an earlier statement, or superseded); for a control (another subject, another
+//! attribute of the same subject, an addition), the memory asked about must not be shown below
+//! the other one, and neither may be marked. The store of `new` should offer `old` to the
+//! calling agent ("May update") for an update; for a control, an offer is one the agent must
+//! turn down. Stores run as a server's do, with the vector index read.
 
 use crate::config::Config;
 use crate::usecases::access::Access;
@@ -58,6 +61,8 @@ pub struct UpdatesOptions {
     pub path: PathBuf,
     /// Token budget of each recall.
     pub budget: u32,
+    /// Every case in one wing.
+    pub one_wing: bool,
 }
 
 /// What recall did with one case.
@@ -75,6 +80,11 @@ pub struct Outcome {
     pub ranked_new_first: bool,
     /// One of the two marked as an earlier statement of the other, or superseded by it.
     pub marked: bool,
+    /// The store of `new` offered `old` to the agent ("May update") or superseded it.
+    pub offered: bool,
+    /// "May update" candidates the store of `new` offered.
+    pub candidates: usize,
+
     /// The memory stored first.
     pub old: String,
     /// The memory stored later.
@@ -97,6 +107,10 @@ pub struct Tally {
     pub moved_first: usize,
     /// Marked.
     pub marked: usize,
+    /// `old` offered to the agent when `new` was stored.
+    pub offered: usize,
+    /// "May update" candidates offered by the stores of `new`.
+    pub candidates: usize,
 }
 
 impl Tally {
@@ -106,6 +120,8 @@ impl Tally {
         self.ranked_new_first += usize::from(o.ranked_new_first);
         self.moved_first += usize::from(o.new_first && !o.ranked_new_first);
         self.marked += usize::from(o.marked);
+        self.offered += usize::from(o.offered);
+        self.candidates += o.candidates;
     }
 }
 
@@ -116,6 +132,8 @@ pub struct UpdatesReport {
     pub file: String,
     /// Budget of each recall.
     pub budget: u32,
+    /// Every case in one wing.
+    pub one_wing: bool,
     /// Every update pair.
     pub updates: Tally,
     /// Update pairs by whether `new` has a cue word (`cue`, `no cue`).
@@ -183,32 +201,63 @@ fn marked_by(items: &[RecalledItem], a: MemoryId, b: MemoryId) -> bool {
         .any(|i| i.id == a && (i.newer == Some(b) || i.superseded_by == Some(b)))
 }
 
-fn run_case(app: &App, i: usize, case: &Case, budget: u32) -> Result<Outcome> {
-    let wing = format!("case-{i:04}");
+/// The two memories of a case as stored, and what the store of `new` offered.
+struct Stored {
+    old: MemoryId,
+    new: MemoryId,
+    offered: bool,
+    candidates: usize,
+}
+
+fn wing_of(i: usize, one_wing: bool) -> String {
+    if one_wing {
+        "cases".into()
+    } else {
+        format!("case-{i:04}")
+    }
+}
+
+fn store_case(app: &App, i: usize, case: &Case, one_wing: bool) -> Result<Stored> {
     let at = first_date(i);
-    let mut ids = Vec::with_capacity(2);
+    let mut outs = Vec::with_capacity(2);
     for (content, created_at) in [(&case.old, at), (&case.new, at + Duration::days(GAP_DAYS))] {
         let out = store(
             app,
             &Access::local(),
             StoreRequest {
                 content: content.clone(),
-                wing: wing.clone(),
+                wing: wing_of(i, one_wing),
                 created_at: Some(created_at),
                 ..StoreRequest::default()
             },
         )
         .map_err(|e| anyhow::anyhow!("storing '{content}': {e}"))?;
-        ids.push(out.id);
+        outs.push(out);
     }
-    let (old, new) = (ids[0], ids[1]);
+    let (old, new) = (outs[0].id, &outs[1]);
+    Ok(Stored {
+        old,
+        new: new.id,
+        offered: new.may_update.iter().any(|m| m.id == old) || new.superseded.contains(&old),
+        candidates: new.may_update.len(),
+    })
+}
+
+fn recall_case(
+    app: &App,
+    i: usize,
+    case: &Case,
+    stored: &Stored,
+    opts: &UpdatesOptions,
+) -> Result<Outcome> {
+    let (old, new) = (stored.old, stored.new);
     let out = recall(
         app,
         &Access::local(),
         &RecallRequest {
             query: case.question.clone(),
-            budget: Some(i64::from(budget)),
-            wing: Some(wing),
+            budget: Some(i64::from(opts.budget)),
+            wing: Some(wing_of(i, opts.one_wing)),
             ..RecallRequest::default()
         },
     )
@@ -226,6 +275,8 @@ fn run_case(app: &App, i: usize, case: &Case, budget: u32) -> Result<Outcome> {
         new_first: before(position(&out.items, new), position(&out.items, old)),
         ranked_new_first: before(rank(new), rank(old)),
         marked: marked_by(&out.items, old, new) || marked_by(&out.items, new, old),
+        offered: stored.offered,
+        candidates: stored.candidates,
         old: case.old.clone(),
         new: case.new.clone(),
         question: case.question.clone(),
@@ -243,13 +294,23 @@ pub fn run(
     let mut cfg = base.clone();
     cfg.storage.path = Some(tmp.path().to_path_buf());
     let app = App::open_with_embedder(cfg, embedder)?;
-    let mut outcomes = Vec::with_capacity(cases.len());
-    for (i, case) in cases.iter().enumerate() {
-        outcomes.push(run_case(&app, i, case, opts.budget)?);
-    }
+    // As a server: the index is read before the first store.
+    app.index()?;
+    let stored = cases
+        .iter()
+        .enumerate()
+        .map(|(i, case)| store_case(&app, i, case, opts.one_wing))
+        .collect::<Result<Vec<_>>>()?;
+    let outcomes = cases
+        .iter()
+        .zip(&stored)
+        .enumerate()
+        .map(|(i, (case, s))| recall_case(&app, i, case, s, opts))
+        .collect::<Result<Vec<_>>>()?;
     let mut report = UpdatesReport {
         file: opts.path.display().to_string(),
         budget: opts.budget,
+        one_wing: opts.one_wing,
         updates: Tally::default(),
         updates_by_cue: BTreeMap::new(),
         updates_by_kind: BTreeMap::new(),
@@ -301,8 +362,16 @@ fn share(part: usize, n: usize) -> String {
 pub fn render_table(r: &UpdatesReport, failures: bool) -> String {
     use std::fmt::Write;
     let mut out = format!(
-        "Facts that change: {} ({} updates, {} controls), budget {}\n\n",
-        r.file, r.updates.n, r.controls.n, r.budget
+        "Facts that change: {} ({} updates, {} controls), budget {}, {}\n\n",
+        r.file,
+        r.updates.n,
+        r.controls.n,
+        r.budget,
+        if r.one_wing {
+            "every case in one wing"
+        } else {
+            "a wing per case"
+        }
     );
     let _ = writeln!(
         out,
@@ -330,6 +399,14 @@ pub fn render_table(r: &UpdatesReport, failures: bool) -> String {
         r.controls.moved_first,
         r.controls.new_first - r.controls.moved_first,
         share(r.controls.marked, r.controls.n)
+    );
+    let _ = writeln!(
+        out,
+        "offered to the agent (May update)  updates {}  controls {}  candidates per store {:.2}",
+        share(r.updates.offered, r.updates.n),
+        share(r.controls.offered, r.controls.n),
+        (r.updates.candidates + r.controls.candidates) as f64
+            / (r.updates.n + r.controls.n).max(1) as f64
     );
     for (rel, t) in &r.controls_by_relation {
         let _ = writeln!(
@@ -360,8 +437,8 @@ pub fn render_table(r: &UpdatesReport, failures: bool) -> String {
             if wrong {
                 let _ = writeln!(
                     out,
-                    "  [{} {}] first:{} marked:{}\n    old: {}\n    new: {}\n    q:   {}",
-                    c.relation, c.kind, c.new_first, c.marked, c.old, c.new, c.question
+                    "  [{} {}] first:{} marked:{} offered:{}\n    old: {}\n    new: {}\n    q:   {}",
+                    c.relation, c.kind, c.new_first, c.marked, c.offered, c.old, c.new, c.question
                 );
             }
         }

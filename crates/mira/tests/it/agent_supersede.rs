@@ -40,6 +40,40 @@ backend_test! {
     }
 }
 
+backend_test! {
+    fn a_change_in_other_words_months_later_is_offered_to_the_agent(db) {
+        let _serial = serial();
+        let mut c = serve(db);
+        let store = |c: &mut StdioClient, content: &str, at: &str| {
+            ok(c.call_tool(
+                "mira_store",
+                json!({"content": content, "wing": "me", "created_at": at}),
+            ))
+        };
+        // Beyond the recent memories relating reads (30 days, 50 memories), and sharing no
+        // word with the new one: only closeness offers it.
+        let old = stored_id(&store(&mut c, "I'm vegetarian.", "2026-01-10T09:00:00Z"));
+        store(&mut c, "The team standup is at 9:30.", "2026-02-01T09:00:00Z");
+        let stored = store(&mut c, "I went fully vegan in January.", "2026-06-01T09:00:00Z");
+        let body = text(&stored);
+        assert!(
+            body.contains(&format!("May update: [{}] I'm vegetarian.", &old[..8])),
+            "{body}"
+        );
+        assert!(!body.contains("standup"), "{body}");
+        // The memory a store says it replaces is not offered again.
+        let vegan = stored_id(&stored);
+        let again = ok(c.call_tool(
+            "mira_store",
+            json!({"content": "I eat fish again since March.", "wing": "me",
+                   "created_at": "2026-07-01T09:00:00Z", "supersedes": vegan}),
+        ));
+        let body = text(&again);
+        assert!(body.contains(&format!("Supersedes: {}", &vegan[..8])), "{body}");
+        assert!(!body.contains(&format!("May update: [{}]", &vegan[..8])), "{body}");
+    }
+}
+
 fn agent_loop(db: &Db) {
     let mut c = serve(db);
     let old = stored_id(&ok(c.call_tool(

@@ -292,7 +292,7 @@ impl Writer {
                 }
             }
             let skip_near = p.skip_near_duplicate;
-            match new_memory(app, &*tx, p, v, &self.unwritten) {
+            match new_memory(app, &*tx, p, v, &self.unwritten, &[]) {
                 Ok((new, outcome)) => match near_copy(skip_near, &outcome) {
                     Some(near) => answers.push((i, Ok(near))),
                     None => {

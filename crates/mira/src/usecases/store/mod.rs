@@ -18,7 +18,9 @@ use mira_core::memory::{Fingerprint, Memory, MemoryId, MemoryType, RelationType}
 use mira_core::message::Term;
 use mira_core::tags::Tag;
 use mira_core::{classify, fingerprint, render, tags, tokens, type_model};
-use mira_store::{Bookkeeping, Edge, Embedding, MemoryReads, NewMemory, Parts, Source};
+use mira_store::{
+    Bookkeeping, Edge, Embedding, MemoryReads, NewMemory, Parts, Source, StoredMemory,
+};
 use relate::{relate, retraction_targets, Unwritten};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -267,13 +269,14 @@ impl Prepared {
 
 /// The row of a new memory and what the store did: relations to earlier memories (stored, as
 /// `reads` sees them: the write transaction that will write it, or earlier in the same
-/// `batch`), supersessions, retraction.
+/// `batch`; and the `nearest` of its wing, for "may update"), supersessions, retraction.
 fn new_memory(
     app: &App,
     reads: &dyn MemoryReads,
     p: Prepared,
     embedding: Vec<f32>,
     batch: &Unwritten,
+    nearest: &[StoredMemory],
 ) -> UseCaseResult<(NewMemory, StoreOutcome)> {
     let mut p = p;
     p.classify_with(app, &embedding);
@@ -281,7 +284,7 @@ fn new_memory(
         mut links,
         near,
         may_update,
-    } = relate(app, reads, &p, &embedding, batch)?;
+    } = relate(app, reads, &p, &embedding, batch, nearest)?;
     if p.source == Source::Captured {
         // A captured sentence is a record of a session ("the retries are now logged"), not a
         // statement meant to replace what memory holds: it never hides another memory.
@@ -452,6 +455,10 @@ pub fn store(app: &App, access: &Access, req: StoreRequest) -> UseCaseResult<Sto
         Some(e) => e.embed(&p.memory.content).context("embedding failed")?,
         None => Vec::new(),
     };
+    let nearest = match p.source {
+        Source::Stored => relate::nearest_in_wing(app, &p.memory.wing, &embedding)?,
+        Source::Captured => Vec::new(),
+    };
     let mut tx = app.store.begin_store(&[p.memory.wing.as_str()])?;
     if req.created_at.is_none() {
         // Stamped under the lock: a store that relates later is also later in time, so it
@@ -470,7 +477,7 @@ pub fn store(app: &App, access: &Access, req: StoreRequest) -> UseCaseResult<Sto
     let mut earlier = Unwritten::default();
     earlier.read_committed(app, &*tx, [&p])?;
     let skip_near = p.skip_near_duplicate;
-    let (new, outcome) = new_memory(app, &*tx, p, embedding, &earlier)?;
+    let (new, outcome) = new_memory(app, &*tx, p, embedding, &earlier, &nearest)?;
     if let Some(near) = near_copy(skip_near, &outcome) {
         return Ok(near);
     }

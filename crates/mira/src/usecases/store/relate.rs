@@ -165,14 +165,50 @@ struct Earlier<'a> {
 /// Most "may update" candidates a store offers.
 pub(super) const MAX_MAY_UPDATE: usize = 3;
 
+/// Nearest memories of the wing, whatever their age, that a single store also offers as "may
+/// update" candidates (beside the recent ones relating reads).
+const NEAREST: usize = 20;
+
+/// The current memories of `wing` nearest to `embedding` in the vector index, of any age (a fact
+/// may change months after it was stored, hundreds of memories later): what a single store
+/// offers the agent beside the recent memories. Read before the store's transaction; relating
+/// leaves out those not earlier than the new memory. None when this process has not read the
+/// index (a one-shot `mira store` does not read it for this; servers read it at start).
+pub(super) fn nearest_in_wing(
+    app: &App,
+    wing: &str,
+    embedding: &[f32],
+) -> UseCaseResult<Vec<StoredMemory>> {
+    let Some(index) = app.index_if_open().filter(|_| !embedding.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    app.sync_index();
+    let ids: Vec<MemoryId> = index
+        .search(embedding, NEAREST, &Scope::wing(wing))
+        .into_iter()
+        .map(|h| h.id)
+        .collect();
+    let with_vector = Parts {
+        embedding: true,
+        ..Parts::NONE
+    };
+    let mut found = app.store.get_many(&ids, with_vector)?;
+    Ok(ids
+        .iter()
+        .filter_map(|id| found.remove(id))
+        .filter(|r| !r.memory.archived && r.memory.superseded_by.is_none() && r.embedding.is_some())
+        .collect())
+}
+
 /// What relating a new memory found.
 pub(super) struct Related {
     /// Causal links (with the updates found by slots).
     pub links: Vec<LinkOutcome>,
     /// The most similar earlier memory when it is a near duplicate.
     pub near: Option<MemoryId>,
-    /// Current earlier memories about the same thing ([`sameness::same_thing`]), most similar
-    /// first, at most [`MAX_MAY_UPDATE`]: the new memory may update them.
+    /// Current earlier memories the new one may update, at most [`MAX_MAY_UPDATE`]: first those
+    /// about the same thing ([`sameness::same_thing`]), then the other close ones
+    /// ([`sameness::MIN_SIMILARITY`]); most similar first within each. The calling agent judges.
     pub may_update: Vec<MayUpdate>,
 }
 
@@ -185,14 +221,16 @@ fn horizon(app: &App, m: &Memory) -> i64 {
 
 /// Causal links, near-duplicate detection and "may update" candidates against the
 /// `causal_lookback` most recent earlier memories of the wing (within `causal_max_days`),
-/// written or not. Without an embedding (no model installed) only the updates found by slots
-/// are linked: the others need similarity.
+/// written or not; "may update" also against `nearest` ([`nearest_in_wing`]). Without an
+/// embedding (no model installed) only the updates found by slots are linked: the others need
+/// similarity.
 pub(super) fn relate(
     app: &App,
     reads: &dyn MemoryReads,
     p: &Prepared,
     embedding: &[f32],
     batch: &Unwritten,
+    nearest: &[StoredMemory],
 ) -> UseCaseResult<Related> {
     if embedding.is_empty() {
         return Ok(Related {
@@ -269,7 +307,21 @@ pub(super) fn relate(
     })
     .collect();
     let links = with_slot_updates(reads, &p.memory, links, batch)?;
-    let may_update = may_update(&p.memory, embedding, &recent, &links);
+    let nearest: Vec<Earlier<'_>> = nearest
+        .iter()
+        .filter(|r| !batch.replaced(r.memory.id) && recent.iter().all(|e| e.id != r.memory.id))
+        .filter_map(|r| {
+            Some(Earlier {
+                id: r.memory.id,
+                created_at: r.memory.created_at.timestamp_millis(),
+                embedding: &r.embedding.as_ref()?.vector,
+                entities: &[],
+                content: &r.memory.content,
+                current: true,
+            })
+        })
+        .collect();
+    let may_update = may_update(&p.memory, embedding, recent.iter().chain(&nearest), &links);
     Ok(Related {
         links,
         near,
@@ -277,17 +329,19 @@ pub(super) fn relate(
     })
 }
 
-/// The current memories of `recent` that `m` (with its `embedding`) speaks of the same thing as
-/// ([`sameness::same_thing`]) and does not already update by `links`, most similar first.
-fn may_update(
+/// The current memories of `earlier` that `m` (with its `embedding`) may update, and does not
+/// already update by `links`: those about the same thing ([`sameness::same_thing`]) first, then
+/// the others at least [`sameness::MIN_SIMILARITY`] close (a changed fact in other words: "I'm
+/// vegetarian." and "I went fully vegan in January." share no word); most similar first
+/// within each, at most [`MAX_MAY_UPDATE`].
+fn may_update<'a>(
     m: &Memory,
     embedding: &[f32],
-    recent: &[Earlier<'_>],
+    earlier: impl Iterator<Item = &'a Earlier<'a>>,
     links: &[LinkOutcome],
 ) -> Vec<MayUpdate> {
     let new = sameness::Statement::new(&m.content, embedding, m.created_at);
-    let mut open: Vec<(&Earlier<'_>, f32)> = recent
-        .iter()
+    let mut close: Vec<(&Earlier<'_>, f32)> = earlier
         .filter(|r| {
             r.current
                 && r.created_at <= m.created_at.timestamp_millis()
@@ -296,18 +350,26 @@ fn may_update(
                     .any(|l| l.target == r.id && l.relation.supersedes())
         })
         .map(|r| (r, sameness::cosine(r.embedding, embedding)))
+        .filter(|(_, similarity)| *similarity >= sameness::MIN_SIMILARITY)
         .collect();
-    // Most similar first, compared only until enough are found (reading a text is the cost).
-    open.sort_by(|a, b| b.1.total_cmp(&a.1));
-    open.into_iter()
-        .filter(|(r, _)| {
-            chrono::DateTime::from_timestamp_millis(r.created_at).is_some_and(|at| {
-                let old = sameness::Statement::new(r.content, r.embedding, at);
-                sameness::same_thing(&old, &new, None)
-            })
-        })
+    close.sort_by(|a, b| b.1.total_cmp(&a.1));
+    // Compared only until enough are found (reading a text is the cost).
+    let mut same = Vec::new();
+    let mut other = Vec::new();
+    for (r, _) in close {
+        if same.len() == MAX_MAY_UPDATE {
+            break;
+        }
+        let same_thing = chrono::DateTime::from_timestamp_millis(r.created_at).is_some_and(|at| {
+            let old = sameness::Statement::new(r.content, r.embedding, at);
+            sameness::same_thing(&old, &new, None)
+        });
+        if same_thing { &mut same } else { &mut other }.push(r);
+    }
+    same.into_iter()
+        .chain(other)
         .take(MAX_MAY_UPDATE)
-        .map(|(r, _)| MayUpdate::new(r.id, r.content))
+        .map(|r| MayUpdate::new(r.id, r.content))
         .collect()
 }
 
