@@ -543,12 +543,58 @@ pub fn same_thing(
     })
 }
 
+/// What to offer as memories one may replace (or be replaced by) another: of `close` (each
+/// with its cosine to that other), those at least [`MIN_SIMILARITY`] close, the ones `same`
+/// holds for (the same thing, see [`same_thing`]) first, then the others (a change in other
+/// words: "I'm vegetarian." and "I went fully vegan in January." share no word); most similar
+/// first within each, at most `max`. `same` reads texts, so it is asked only until `max` hold.
+pub fn same_first<T>(close: Vec<(T, f32)>, max: usize, mut same: impl FnMut(&T) -> bool) -> Vec<T> {
+    let mut close: Vec<(T, f32)> = close
+        .into_iter()
+        .filter(|(_, similarity)| *similarity >= MIN_SIMILARITY)
+        .collect();
+    close.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let (mut first, mut then) = (Vec::new(), Vec::new());
+    for (t, _) in close {
+        if first.len() == max {
+            break;
+        }
+        if same(&t) {
+            first.push(t);
+        } else {
+            then.push(t);
+        }
+    }
+    first.into_iter().chain(then).take(max).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn words_of(s: &str) -> Vec<Word> {
         words(s, &HashSet::new())
+    }
+
+    #[test]
+    fn same_first_puts_the_same_thing_first_and_drops_the_distant() {
+        let close = vec![
+            ("close", 0.9),
+            ("same", 0.6),
+            ("far", 0.4),
+            ("closer", 0.95),
+        ];
+        assert_eq!(
+            same_first(close.clone(), 3, |t| *t == "same"),
+            ["same", "closer", "close"]
+        );
+        assert_eq!(same_first(close.clone(), 2, |_| false), ["closer", "close"]);
+        let mut asked = 0;
+        let all = same_first(close, 1, |_| {
+            asked += 1;
+            true
+        });
+        assert_eq!((all, asked), (vec!["closer"], 1));
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub const INSTRUCTIONS: &str = "mira is your long-term memory: it persists acros
 - mira_status lists the existing wings (projects); reuse them rather than inventing new ones. mira_timeline shows what happened when, mira_causal_chain why; mira_link adds a link mira missed (a bug and its fix).
 - mira_archive, mira_clear_memory, mira_forget and mira_unlink remove memories or links: call them only when the user asks.";
 
-const STORE_DESCRIPTION: &str = "Remember one thing for later sessions: a decision and why, a project fact, a user preference, a bug's cause and fix. Call it as soon as you learn it, one self-contained statement per call, in the project's wing. When it replaces an earlier memory, pass that id as `supersedes`. Earlier memories it may replace come back as `May update: [id]` lines: confirm one with mira_supersede. The same text twice in a wing returns the existing id. Returns `Stored: <id>`, its type, room, facts and tokens.";
+const STORE_DESCRIPTION: &str = "Remember one thing for later sessions: a decision and why, a project fact, a user preference, a bug's cause and fix. Call it as soon as you learn it, one self-contained statement per call, in the project's wing. When it replaces an earlier memory, pass that id as `supersedes`. Close earlier memories it may replace come back as `May update: [id]` lines: confirm with mira_supersede only one it does replace. The same text twice in a wing returns the existing id. Returns `Stored: <id>`, its type, room, facts and tokens.";
 
 const SUPERSEDE_DESCRIPTION: &str = "Confirm that memory `new` replaces the earlier `old` of its wing (a changed fact, a reversed decision), e.g. a `May update` line of mira_store: recall then shows old only as a header after new. undo=true reverses it.";
 

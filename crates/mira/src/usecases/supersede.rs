@@ -11,7 +11,8 @@ use crate::App;
 use mira_core::memory::{Memory, MemoryId};
 use mira_core::message::Term;
 use mira_core::render::short_id;
-use mira_core::sameness::{same_thing, Statement};
+use mira_core::sameness::{cosine, same_first, same_thing, Statement};
+use mira_store::index::VectorIndexManager;
 use mira_store::{Parts, Scope, StoredMemory};
 use serde::Serialize;
 
@@ -19,7 +20,8 @@ use serde::Serialize;
 pub const MAX_REASON: usize = 1000;
 /// Most candidates [`candidates`] offers.
 pub const MAX_CANDIDATES: usize = 5;
-/// Nearest memories of the wing [`candidates`] looks at.
+/// Nearest memories of the wing [`candidates`] and a store's "May update" look at (one more:
+/// the memory itself may be among them).
 const NEIGHBOURS: usize = 20;
 
 /// A request to mark `old` as superseded by `new`, or with `undo`, to make `old` current again.
@@ -161,10 +163,10 @@ pub fn reason(raw: Option<&str>) -> UseCaseResult<Option<String>> {
     }
 }
 
-/// The memories that may replace `old`: current memories of its wing, created at or after it,
-/// that speak of the same thing ([`same_thing`], the test behind a store's "May update" lines),
-/// among its nearest in the vector index; most similar first, at most [`MAX_CANDIDATES`]. None
-/// when `old` is superseded or archived already, or has no embedding.
+/// The memories that may replace `old`: current memories of its wing created at or after it,
+/// among its [`NEIGHBOURS`] nearest, offered as a store offers its "May update" lines
+/// ([`same_first`]: those about the same thing first, then the other close ones), at most
+/// [`MAX_CANDIDATES`]. None when `old` is superseded or archived already, or has no embedding.
 pub fn candidates(app: &App, old: &Memory) -> UseCaseResult<Vec<Memory>> {
     if old.superseded_by.is_some() || old.archived {
         return Ok(Vec::new());
@@ -181,37 +183,55 @@ pub fn candidates(app: &App, old: &Memory) -> UseCaseResult<Vec<Memory>> {
     else {
         return Ok(Vec::new());
     };
-    let hits = app
-        .synced_index()?
-        .search(&vector, NEIGHBOURS + 1, &Scope::wing(&old.wing));
-    let ids: Vec<MemoryId> = hits
-        .iter()
-        .map(|h| h.id)
-        .filter(|id| *id != old.id)
-        .collect();
-    let mut found = app.store.get_many(&ids, with_vector)?;
+    let later: Vec<(StoredMemory, f32)> =
+        nearest_current(app, app.synced_index()?, &old.wing, &vector)?
+            .into_iter()
+            .filter(|c| c.memory.id != old.id && c.memory.created_at >= old.created_at)
+            .filter_map(|c| {
+                let similarity = cosine(&c.embedding.as_ref()?.vector, &vector);
+                Some((c, similarity))
+            })
+            .collect();
     let older = Statement::new(&old.content, &vector, old.created_at)
         .with_entities(&old.fingerprint.entities);
-    let may_replace = |c: &StoredMemory| {
-        let n = &c.memory;
-        !n.archived
-            && n.superseded_by.is_none()
-            && n.created_at >= old.created_at
-            && c.embedding.as_ref().is_some_and(|e| {
-                same_thing(
-                    &older,
-                    &Statement::new(&n.content, &e.vector, n.created_at)
-                        .with_entities(&n.fingerprint.entities),
-                    None,
-                )
-            })
+    Ok(same_first(later, MAX_CANDIDATES, |c| {
+        c.embedding.as_ref().is_some_and(|e| {
+            let n = &c.memory;
+            same_thing(
+                &older,
+                &Statement::new(&n.content, &e.vector, n.created_at)
+                    .with_entities(&n.fingerprint.entities),
+                None,
+            )
+        })
+    })
+    .into_iter()
+    .map(|c| c.memory)
+    .collect())
+}
+
+/// The current memories (neither archived nor superseded) of `wing` among the [`NEIGHBOURS`]
+/// nearest to `vector` in `index`, with their vectors, nearest first.
+pub(crate) fn nearest_current(
+    app: &App,
+    index: &VectorIndexManager,
+    wing: &str,
+    vector: &[f32],
+) -> UseCaseResult<Vec<StoredMemory>> {
+    let ids: Vec<MemoryId> = index
+        .search(vector, NEIGHBOURS + 1, &Scope::wing(wing))
+        .into_iter()
+        .map(|h| h.id)
+        .collect();
+    let with_vector = Parts {
+        embedding: true,
+        ..Parts::NONE
     };
+    let mut found = app.store.get_many(&ids, with_vector)?;
     Ok(ids
         .iter()
         .filter_map(|id| found.remove(id))
-        .filter(may_replace)
-        .take(MAX_CANDIDATES)
-        .map(|c| c.memory)
+        .filter(|c| !c.memory.archived && c.memory.superseded_by.is_none() && c.embedding.is_some())
         .collect())
 }
 

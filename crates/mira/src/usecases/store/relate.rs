@@ -6,6 +6,7 @@
 //! memory: under the wing's lock nothing but the batch itself changes them.
 
 use super::{LinkOutcome, MayUpdate, Prepared, UseCaseResult};
+use crate::usecases::supersede;
 use crate::App;
 use mira_core::causal::{self, CausalCandidate, CausalParams};
 use mira_core::memory::{Memory, MemoryId, RelationType};
@@ -165,39 +166,23 @@ struct Earlier<'a> {
 /// Most "may update" candidates a store offers.
 pub(super) const MAX_MAY_UPDATE: usize = 3;
 
-/// Nearest memories of the wing, whatever their age, that a single store also offers as "may
-/// update" candidates (beside the recent ones relating reads).
-const NEAREST: usize = 20;
-
-/// The current memories of `wing` nearest to `embedding` in the vector index, of any age (a fact
-/// may change months after it was stored, hundreds of memories later): what a single store
-/// offers the agent beside the recent memories. Read before the store's transaction; relating
-/// leaves out those not earlier than the new memory. None when this process has not read the
-/// index (a one-shot `mira store` does not read it for this; servers read it at start).
+/// The current memories of `wing` nearest to `embedding`, of any age (a fact may change months
+/// after it was stored, hundreds of memories later): what a single store offers the agent
+/// beside the recent memories. Read before the store's transaction; relating leaves out those
+/// not earlier than the new memory. None when this process has not read the index (a one-shot
+/// `mira store` does not read it for this; servers read it at start).
 pub(super) fn nearest_in_wing(
     app: &App,
     wing: &str,
     embedding: &[f32],
 ) -> UseCaseResult<Vec<StoredMemory>> {
-    let Some(index) = app.index_if_open().filter(|_| !embedding.is_empty()) else {
-        return Ok(Vec::new());
-    };
-    app.sync_index();
-    let ids: Vec<MemoryId> = index
-        .search(embedding, NEAREST, &Scope::wing(wing))
-        .into_iter()
-        .map(|h| h.id)
-        .collect();
-    let with_vector = Parts {
-        embedding: true,
-        ..Parts::NONE
-    };
-    let mut found = app.store.get_many(&ids, with_vector)?;
-    Ok(ids
-        .iter()
-        .filter_map(|id| found.remove(id))
-        .filter(|r| !r.memory.archived && r.memory.superseded_by.is_none() && r.embedding.is_some())
-        .collect())
+    match app.index_if_open().filter(|_| !embedding.is_empty()) {
+        Some(index) => {
+            app.sync_index();
+            supersede::nearest_current(app, index, wing, embedding)
+        }
+        None => Ok(Vec::new()),
+    }
 }
 
 /// What relating a new memory found.
@@ -206,9 +191,8 @@ pub(super) struct Related {
     pub links: Vec<LinkOutcome>,
     /// The most similar earlier memory when it is a near duplicate.
     pub near: Option<MemoryId>,
-    /// Current earlier memories the new one may update, at most [`MAX_MAY_UPDATE`]: first those
-    /// about the same thing ([`sameness::same_thing`]), then the other close ones
-    /// ([`sameness::MIN_SIMILARITY`]); most similar first within each. The calling agent judges.
+    /// Current earlier memories the new one may update ([`sameness::same_first`]), at most
+    /// [`MAX_MAY_UPDATE`]: the calling agent judges.
     pub may_update: Vec<MayUpdate>,
 }
 
@@ -329,11 +313,8 @@ pub(super) fn relate(
     })
 }
 
-/// The current memories of `earlier` that `m` (with its `embedding`) may update, and does not
-/// already update by `links`: those about the same thing ([`sameness::same_thing`]) first, then
-/// the others at least [`sameness::MIN_SIMILARITY`] close (a changed fact in other words: "I'm
-/// vegetarian." and "I went fully vegan in January." share no word); most similar first
-/// within each, at most [`MAX_MAY_UPDATE`].
+/// The current memories of `earlier` that `m` (with its `embedding`) may update and does not
+/// already update by `links` ([`sameness::same_first`]), at most [`MAX_MAY_UPDATE`].
 fn may_update<'a>(
     m: &Memory,
     embedding: &[f32],
@@ -341,7 +322,7 @@ fn may_update<'a>(
     links: &[LinkOutcome],
 ) -> Vec<MayUpdate> {
     let new = sameness::Statement::new(&m.content, embedding, m.created_at);
-    let mut close: Vec<(&Earlier<'_>, f32)> = earlier
+    let close: Vec<(&Earlier<'_>, f32)> = earlier
         .filter(|r| {
             r.current
                 && r.created_at <= m.created_at.timestamp_millis()
@@ -350,27 +331,16 @@ fn may_update<'a>(
                     .any(|l| l.target == r.id && l.relation.supersedes())
         })
         .map(|r| (r, sameness::cosine(r.embedding, embedding)))
-        .filter(|(_, similarity)| *similarity >= sameness::MIN_SIMILARITY)
         .collect();
-    close.sort_by(|a, b| b.1.total_cmp(&a.1));
-    // Compared only until enough are found (reading a text is the cost).
-    let mut same = Vec::new();
-    let mut other = Vec::new();
-    for (r, _) in close {
-        if same.len() == MAX_MAY_UPDATE {
-            break;
-        }
-        let same_thing = chrono::DateTime::from_timestamp_millis(r.created_at).is_some_and(|at| {
+    sameness::same_first(close, MAX_MAY_UPDATE, |r| {
+        chrono::DateTime::from_timestamp_millis(r.created_at).is_some_and(|at| {
             let old = sameness::Statement::new(r.content, r.embedding, at);
             sameness::same_thing(&old, &new, None)
-        });
-        if same_thing { &mut same } else { &mut other }.push(r);
-    }
-    same.into_iter()
-        .chain(other)
-        .take(MAX_MAY_UPDATE)
-        .map(|r| MayUpdate::new(r.id, r.content))
-        .collect()
+        })
+    })
+    .into_iter()
+    .map(|r| MayUpdate::new(r.id, r.content))
+    .collect()
 }
 
 /// Below this similarity to the request, a memory naming none of its words is not retracted.
