@@ -13,7 +13,7 @@ use mira_core::message::Term;
 use mira_core::render::short_id;
 use mira_core::sameness::{cosine, same_first, same_thing, Statement};
 use mira_store::index::VectorIndexManager;
-use mira_store::{Parts, Scope, StoredMemory};
+use mira_store::{MemoryReads, Parts, Scope, StoredMemory};
 use serde::Serialize;
 
 /// Longest reason accepted, in bytes.
@@ -183,15 +183,15 @@ pub fn candidates(app: &App, old: &Memory) -> UseCaseResult<Vec<Memory>> {
     else {
         return Ok(Vec::new());
     };
-    let later: Vec<(StoredMemory, f32)> =
-        nearest_current(app, app.synced_index()?, &old.wing, &vector)?
-            .into_iter()
-            .filter(|c| c.memory.id != old.id && c.memory.created_at >= old.created_at)
-            .filter_map(|c| {
-                let similarity = cosine(&c.embedding.as_ref()?.vector, &vector);
-                Some((c, similarity))
-            })
-            .collect();
+    let nearest = nearest_ids(app.synced_index()?, &old.wing, &vector);
+    let later: Vec<(StoredMemory, f32)> = current_with_vectors(app.store.as_ref(), &nearest)?
+        .into_iter()
+        .filter(|c| c.memory.id != old.id && c.memory.created_at >= old.created_at)
+        .filter_map(|c| {
+            let similarity = cosine(&c.embedding.as_ref()?.vector, &vector);
+            Some((c, similarity))
+        })
+        .collect();
     let older = Statement::new(&old.content, &vector, old.created_at)
         .with_entities(&old.fingerprint.entities);
     Ok(same_first(later, MAX_CANDIDATES, |c| {
@@ -210,24 +210,27 @@ pub fn candidates(app: &App, old: &Memory) -> UseCaseResult<Vec<Memory>> {
     .collect())
 }
 
-/// The current memories (neither archived nor superseded) of `wing` among the [`NEIGHBOURS`]
-/// nearest to `vector` in `index`, with their vectors, nearest first.
-pub(crate) fn nearest_current(
-    app: &App,
-    index: &VectorIndexManager,
-    wing: &str,
-    vector: &[f32],
-) -> UseCaseResult<Vec<StoredMemory>> {
-    let ids: Vec<MemoryId> = index
+/// The memories of `wing` nearest to `vector` in `index`, nearest first: [`NEIGHBOURS`] and
+/// one more (the memory itself may be among them).
+pub(crate) fn nearest_ids(index: &VectorIndexManager, wing: &str, vector: &[f32]) -> Vec<MemoryId> {
+    index
         .search(vector, NEIGHBOURS + 1, &Scope::wing(wing))
         .into_iter()
         .map(|h| h.id)
-        .collect();
+        .collect()
+}
+
+/// The current memories of `ids` (neither archived nor superseded), with their vectors, in
+/// the order of `ids`.
+pub(crate) fn current_with_vectors(
+    reads: &dyn MemoryReads,
+    ids: &[MemoryId],
+) -> UseCaseResult<Vec<StoredMemory>> {
     let with_vector = Parts {
         embedding: true,
         ..Parts::NONE
     };
-    let mut found = app.store.get_many(&ids, with_vector)?;
+    let mut found = reads.get_many(ids, with_vector)?;
     Ok(ids
         .iter()
         .filter_map(|id| found.remove(id))

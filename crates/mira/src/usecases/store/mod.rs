@@ -18,9 +18,7 @@ use mira_core::memory::{Fingerprint, Memory, MemoryId, MemoryType, RelationType}
 use mira_core::message::Term;
 use mira_core::tags::Tag;
 use mira_core::{classify, fingerprint, render, tags, tokens, type_model};
-use mira_store::{
-    Bookkeeping, Edge, Embedding, MemoryReads, NewMemory, Parts, Source, StoredMemory,
-};
+use mira_store::{Bookkeeping, Edge, Embedding, MemoryReads, NewMemory, Parts, Source};
 use relate::{relate, retraction_targets, Unwritten};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -276,7 +274,7 @@ fn new_memory(
     p: Prepared,
     embedding: Vec<f32>,
     batch: &Unwritten,
-    nearest: &[StoredMemory],
+    nearest: &[MemoryId],
 ) -> UseCaseResult<(NewMemory, StoreOutcome)> {
     let mut p = p;
     p.classify_with(app, &embedding);
@@ -456,7 +454,7 @@ pub fn store(app: &App, access: &Access, req: StoreRequest) -> UseCaseResult<Sto
         None => Vec::new(),
     };
     let nearest = match p.source {
-        Source::Stored => relate::nearest_in_wing(app, &p.memory.wing, &embedding)?,
+        Source::Stored => relate::nearest_in_wing(app, &p.memory.wing, &embedding),
         Source::Captured => Vec::new(),
     };
     let mut tx = app.store.begin_store(&[p.memory.wing.as_str()])?;

@@ -166,22 +166,15 @@ struct Earlier<'a> {
 /// Most "may update" candidates a store offers.
 pub(super) const MAX_MAY_UPDATE: usize = 3;
 
-/// The current memories of `wing` nearest to `embedding`, of any age (a fact may change months
-/// after it was stored, hundreds of memories later): what a single store offers the agent
-/// beside the recent memories. Read before the store's transaction; relating leaves out those
-/// not earlier than the new memory. None when this process has not read the index (a one-shot
-/// `mira store` does not read it for this; servers read it at start).
-pub(super) fn nearest_in_wing(
-    app: &App,
-    wing: &str,
-    embedding: &[f32],
-) -> UseCaseResult<Vec<StoredMemory>> {
+/// The memories of `wing` nearest to `embedding` in the vector index, of any age (a fact may
+/// change months after it was stored, hundreds of memories later): what a single store offers
+/// the agent beside the recent memories ([`relate`] reads those of them it has not read, under
+/// the store's lock). None when this process has not read the index (a one-shot `mira store`
+/// does not read it for this; servers read it at start, and keep it in step after each store).
+pub(super) fn nearest_in_wing(app: &App, wing: &str, embedding: &[f32]) -> Vec<MemoryId> {
     match app.index_if_open().filter(|_| !embedding.is_empty()) {
-        Some(index) => {
-            app.sync_index();
-            supersede::nearest_current(app, index, wing, embedding)
-        }
-        None => Ok(Vec::new()),
+        Some(index) => supersede::nearest_ids(index, wing, embedding),
+        None => Vec::new(),
     }
 }
 
@@ -214,7 +207,7 @@ pub(super) fn relate(
     p: &Prepared,
     embedding: &[f32],
     batch: &Unwritten,
-    nearest: &[StoredMemory],
+    nearest: &[MemoryId],
 ) -> UseCaseResult<Related> {
     if embedding.is_empty() {
         return Ok(Related {
@@ -291,9 +284,14 @@ pub(super) fn relate(
     })
     .collect();
     let links = with_slot_updates(reads, &p.memory, links, batch)?;
-    let nearest: Vec<Earlier<'_>> = nearest
+    let unread: Vec<MemoryId> = nearest
         .iter()
-        .filter(|r| !batch.replaced(r.memory.id) && recent.iter().all(|e| e.id != r.memory.id))
+        .filter(|id| !batch.replaced(**id) && recent.iter().all(|e| e.id != **id))
+        .copied()
+        .collect();
+    let older = supersede::current_with_vectors(reads, &unread)?;
+    let nearest: Vec<Earlier<'_>> = older
+        .iter()
         .filter_map(|r| {
             Some(Earlier {
                 id: r.memory.id,
