@@ -164,7 +164,7 @@ pub fn reason(raw: Option<&str>) -> UseCaseResult<Option<String>> {
 }
 
 /// The memories that may replace `old`: current memories of its wing created at or after it,
-/// among its [`NEIGHBOURS`] nearest, offered as a store offers its "May update" lines
+/// among its 20 nearest, offered as a store offers its "May update" lines
 /// ([`same_first`]: those about the same thing first, then the other close ones), at most
 /// [`MAX_CANDIDATES`]. None when `old` is superseded or archived already, or has no embedding.
 pub fn candidates(app: &App, old: &Memory) -> UseCaseResult<Vec<Memory>> {
