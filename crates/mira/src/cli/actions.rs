@@ -150,6 +150,11 @@ pub enum EvalBench {
         /// instead of a wing per case.
         #[arg(long)]
         one_wing: bool,
+        /// Confirm (as `mira_supersede` does) each "May update" offer that is the case's own
+        /// update before recalling: an agent that judges every offer right, the most the
+        /// agent's part can bring.
+        #[arg(long)]
+        confirm_offers: bool,
         /// Also list every case that went wrong.
         #[arg(long)]
         failures: bool,

@@ -79,6 +79,7 @@ pub(super) fn eval(cli: &Cli, bench: &EvalBench) -> Result<ExitCode> {
             path,
             budget,
             one_wing,
+            confirm_offers,
             failures,
             no_embedding_cache,
             json,
@@ -89,6 +90,7 @@ pub(super) fn eval(cli: &Cli, bench: &EvalBench) -> Result<ExitCode> {
                 path: path.clone(),
                 budget: *budget,
                 one_wing: *one_wing,
+                confirm_offers: *confirm_offers,
             };
             let report = crate::eval::updates::run(&config, cache.clone(), &opts)?;
             if let Err(e) = cache.save() {

@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::usecases::access::Access;
 use crate::usecases::recall::{recall, RecallRequest, RecalledItem};
 use crate::usecases::store::{store, StoreRequest};
+use crate::usecases::supersede::{supersede, SupersedeRequest};
 use crate::App;
 use anyhow::{bail, Context, Result};
 use chrono::{DateTime, Duration, TimeZone, Utc};
@@ -63,6 +64,9 @@ pub struct UpdatesOptions {
     pub budget: u32,
     /// Every case in one wing.
     pub one_wing: bool,
+    /// Confirm (`mira_supersede`) each offer that is the case's own update, as an agent that
+    /// judges every offer right would: what the agent's part can bring at most.
+    pub confirm_offers: bool,
 }
 
 /// What recall did with one case.
@@ -134,6 +138,8 @@ pub struct UpdatesReport {
     pub budget: u32,
     /// Every case in one wing.
     pub one_wing: bool,
+    /// Offers that were updates confirmed before recall.
+    pub confirm_offers: bool,
     /// Every update pair.
     pub updates: Tally,
     /// Update pairs by whether `new` has a cue word (`cue`, `no cue`).
@@ -217,7 +223,7 @@ fn wing_of(i: usize, one_wing: bool) -> String {
     }
 }
 
-fn store_case(app: &App, i: usize, case: &Case, one_wing: bool) -> Result<Stored> {
+fn store_case(app: &App, i: usize, case: &Case, opts: &UpdatesOptions) -> Result<Stored> {
     let at = first_date(i);
     let mut outs = Vec::with_capacity(2);
     for (content, created_at) in [(&case.old, at), (&case.new, at + Duration::days(GAP_DAYS))] {
@@ -226,7 +232,7 @@ fn store_case(app: &App, i: usize, case: &Case, one_wing: bool) -> Result<Stored
             &Access::local(),
             StoreRequest {
                 content: content.clone(),
-                wing: wing_of(i, one_wing),
+                wing: wing_of(i, opts.one_wing),
                 created_at: Some(created_at),
                 ..StoreRequest::default()
             },
@@ -235,10 +241,23 @@ fn store_case(app: &App, i: usize, case: &Case, one_wing: bool) -> Result<Stored
         outs.push(out);
     }
     let (old, new) = (outs[0].id, &outs[1]);
+    let offered = new.may_update.iter().any(|m| m.id == old);
+    if opts.confirm_offers && offered && case.is_update() {
+        supersede(
+            app,
+            &Access::local(),
+            &SupersedeRequest {
+                old: old.to_string(),
+                new: new.id.to_string(),
+                ..SupersedeRequest::default()
+            },
+        )
+        .map_err(|e| anyhow::anyhow!("confirming '{}': {e}", case.new))?;
+    }
     Ok(Stored {
         old,
         new: new.id,
-        offered: new.may_update.iter().any(|m| m.id == old) || new.superseded.contains(&old),
+        offered: offered || new.superseded.contains(&old),
         candidates: new.may_update.len(),
     })
 }
@@ -299,7 +318,7 @@ pub fn run(
     let stored = cases
         .iter()
         .enumerate()
-        .map(|(i, case)| store_case(&app, i, case, opts.one_wing))
+        .map(|(i, case)| store_case(&app, i, case, opts))
         .collect::<Result<Vec<_>>>()?;
     let outcomes = cases
         .iter()
@@ -311,6 +330,7 @@ pub fn run(
         file: opts.path.display().to_string(),
         budget: opts.budget,
         one_wing: opts.one_wing,
+        confirm_offers: opts.confirm_offers,
         updates: Tally::default(),
         updates_by_cue: BTreeMap::new(),
         updates_by_kind: BTreeMap::new(),
@@ -362,7 +382,7 @@ fn share(part: usize, n: usize) -> String {
 pub fn render_table(r: &UpdatesReport, failures: bool) -> String {
     use std::fmt::Write;
     let mut out = format!(
-        "Facts that change: {} ({} updates, {} controls), budget {}, {}\n\n",
+        "Facts that change: {} ({} updates, {} controls), budget {}, {}{}\n\n",
         r.file,
         r.updates.n,
         r.controls.n,
@@ -371,6 +391,11 @@ pub fn render_table(r: &UpdatesReport, failures: bool) -> String {
             "every case in one wing"
         } else {
             "a wing per case"
+        },
+        if r.confirm_offers {
+            ", offered updates confirmed (as an agent that judges every offer right)"
+        } else {
+            ""
         }
     );
     let _ = writeln!(

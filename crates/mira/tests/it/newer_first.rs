@@ -254,3 +254,42 @@ fn eval_updates_reports_new_values_first_and_controls_left_in_place() {
     );
     assert!(table.contains("(by the block's order 0, "), "{table}");
 }
+
+/// `mira eval updates --confirm-offers` through the binary, with the stage off (the default):
+/// a change in other words is offered to the agent when stored, and once confirmed recall shows
+/// the new value first and the old one superseded; without confirming, nothing is marked. An
+/// offered control is not confirmed.
+#[test]
+fn eval_updates_confirms_offered_updates_as_a_right_judging_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = dir.path().join("cases.jsonl");
+    let lines = [
+        serde_json::json!({"kind": "diet", "relation": "update", "cue": false, "voice": "first",
+            "old": "I'm vegetarian.", "new": "I went fully vegan in January.",
+            "question": "What is my diet?"}),
+        serde_json::json!({"kind": "people", "relation": "other_subject",
+            "old": "Vera's mentor is Professor Lindqvist.", "new": "Oskar's mentor is Dr. Osei.",
+            "question": "Who is Vera's mentor?"}),
+    ];
+    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    std::fs::write(&cases, text.join("\n")).unwrap();
+    let run = |confirm: bool| {
+        let mut cmd = crate::common::mira(dir.path());
+        cmd.args(["eval", "updates", "--json"]).arg(&cases);
+        if confirm {
+            cmd.arg("--confirm-offers");
+        }
+        let report: serde_json::Value =
+            serde_json::from_str(&crate::common::stdout(&mut cmd)).unwrap();
+        report
+    };
+    let asked = run(false);
+    assert_eq!(asked["updates"]["offered"], 1, "{asked}");
+    assert_eq!(asked["updates"]["marked"], 0, "{asked}");
+    let confirmed = run(true);
+    assert_eq!(confirmed["confirm_offers"], true, "{confirmed}");
+    assert_eq!(confirmed["updates"]["offered"], 1, "{confirmed}");
+    assert_eq!(confirmed["updates"]["new_first"], 1, "{confirmed}");
+    assert_eq!(confirmed["updates"]["marked"], 1, "{confirmed}");
+    assert_eq!(confirmed["controls"]["marked"], 0, "{confirmed}");
+}
