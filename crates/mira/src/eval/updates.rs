@@ -88,7 +88,6 @@ pub struct Outcome {
     pub offered: bool,
     /// "May update" candidates the store of `new` offered.
     pub candidates: usize,
-
     /// The memory stored first.
     pub old: String,
     /// The memory stored later.
